@@ -15,6 +15,7 @@ import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
 import { messageFromJson } from "./stored-messages.js";
 import { STRUCTURED_RESPONSE_EVENT, structuredOutputTool } from "./structured-output-calls.js";
+import { callsInSubgraphsError, hasCallIn, subgraphRunsWithCalls } from "./subgraph-calls.js";
 import { isInterrupt, isRefusedOutcome } from "./tool-attempt.js";
 import { toolRequestHash } from "./tool-call-key.js";
 import { ledgerToolCallId } from "./tool-claim.js";
@@ -77,6 +78,11 @@ export async function restoreMessages(
     throw new NotFoundError(`run ${address.runId} not found in session ${address.sessionId}`, {
       ...address,
     });
+  if (!hasCallIn(events, threadId)) {
+    // The thread's calls ran inside subgraphs: restored here, none would be answered.
+    const subgraphs = await subgraphRunsWithCalls(store, address, threadId);
+    if (subgraphs.length > 0) throw callsInSubgraphsError(address, threadId, subgraphs);
+  }
   const inThread = threadFilter(events, address, threadId);
   const requests = new Map<string, LedgerEvent>();
   // The tool attempts of the thread: only their outcomes answer its calls.
@@ -175,7 +181,7 @@ export async function restoreMessages(
  * unless the run recorded calls in more than one thread: its last completion would be any
  * thread's, and its tool call ids (the same in every thread, with many models) would pair one
  * thread's calls with another's results. A run recorded before threads were (no request has
- * one) is restored whole, as before.
+ * one) is restored whole, as before; asked for a thread, a run with no call at all is refused.
  */
 function threadFilter(
   events: readonly LedgerEvent[],
@@ -188,14 +194,16 @@ function threadFilter(
     const thread = recordedThreadId(event);
     if (thread !== undefined) threads.add(thread);
   }
-  if (threads.size === 0) return () => true;
+  if (threads.size === 0 && (threadId === undefined || hasCallIn(events, undefined)))
+    return () => true;
   const names = [...threads].map((thread) => JSON.stringify(thread)).join(", ");
   if (threadId !== undefined) {
     // A mistyped thread would restore nothing, and the recipe would then run every call again.
     if (!threads.has(threadId))
       throw new NotFoundError(
-        `run ${address.runId} of session ${address.sessionId} recorded no call in LangGraph thread ${JSON.stringify(threadId)} (its threads: ${names})`,
+        `run ${address.runId} of session ${address.sessionId} recorded no call in LangGraph thread ${JSON.stringify(threadId)} (${threads.size > 0 ? `its threads: ${names}` : "it recorded no call"}): check the runId and the thread_id (agent-ledger inspect ${address.sessionId})`,
         { ...address, threadId },
+        "$.threadId",
       );
     return (request) => recordedThreadId(request) === threadId;
   }

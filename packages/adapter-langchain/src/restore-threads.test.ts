@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { findLedgerError } from "@agent-ledger/core";
+import { findLedgerError, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { Command } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,6 +62,31 @@ describe("restoreMessages on a run that served several LangGraph threads", () =>
       `${SECOND}: sent to ${SECOND} | value of ${SECOND}`,
     );
     expect(resumed.sent).toEqual([]);
+  });
+
+  it("a thread asked of a run that recorded no call is not-found, not an empty turn", async ({
+    onTestFinished,
+  }) => {
+    const store = await openLedger(join(scratch, "no-call.db"), onTestFinished);
+    // A run the process opened and died in before its first call (or the wrong run).
+    await new SessionRecorder({
+      store,
+      ...address,
+      actor: { type: "agent", id: "graph" },
+    }).startRun({});
+    const refusal = await restoreMessages(store, address, { threadId: FIRST }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(findLedgerError(refusal, "not-found")).toMatchObject({
+      path: "$.threadId",
+      details: { threadId: FIRST },
+    });
+    // Without a thread it stays what it was: no turn to restore.
+    expect(await restoreMessages(store, address)).toEqual({
+      messages: [],
+      pendingToolCalls: [],
+      toolMessages: [],
+    });
   });
 
   it("a threadId that is no string is refused", async ({ onTestFinished }) => {

@@ -19,6 +19,7 @@ import { restoreMessagesCrashes } from "./restore-messages.test.data.js";
 import { restoreThreadsCrashes } from "./restore-threads.test.data.js";
 import { retrieverCrashes } from "./retriever.test.data.js";
 import { structuredCrashes } from "./structured-crash.test.data.js";
+import { subgraphRestoreCrashes } from "./subgraph-restore.test.data.js";
 import { toolArtifactCrashes } from "./tool-artifact.test.data.js";
 import { toolCallThreadsCrashes } from "./tool-call-threads.test.data.js";
 import { toolEffectCrashes } from "./tool-effect.test.data.js";
@@ -48,6 +49,7 @@ export const crashScenarios = {
   ...restoreThreadsCrashes,
   ...retrieverCrashes,
   ...structuredCrashes,
+  ...subgraphRestoreCrashes,
   ...toolArtifactCrashes,
   ...toolCallThreadsCrashes,
   ...toolEffectCrashes,
