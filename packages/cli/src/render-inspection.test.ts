@@ -269,4 +269,33 @@ describe("renderInspection", () => {
       /tool rpc \[c\] {2}failed {2}\d+ ms {2}"unavailable" {2}\(code 14\) {2}attempt/,
     );
   });
+
+  it("says a tool that paused at LangGraph's interrupt() is paused, with its question, not failed with the raw interrupts", async () => {
+    // The LangChain adapter records the GraphInterrupt the tool threw as tool.failed (replay
+    // reads that); its message is the interrupts as JSON, as LangGraph builds it.
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "asks",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    const interrupts = [{ value: { question: "append A to the file?" }, id: "4f2c9e" }];
+    const interrupt = Object.assign(new Error(JSON.stringify(interrupts, null, 2)), {
+      name: "GraphInterrupt",
+    });
+    const asking = await recorder.beforeToolCall({ toolCallId: "c1", name: "append", args: {} });
+    await recorder.toolFailed(asking, interrupt);
+    const broken = await recorder.beforeToolCall({ toolCallId: "c2", name: "rpc", args: {} });
+    await recorder.toolFailed(broken, new Error("unavailable"));
+
+    const text = renderInspection(await inspectSession(store, "asks"));
+    const line = text.split("\n").find((candidate) => candidate.includes("tool append"));
+    expect(line).toMatch(
+      /tool append \[c1\] {2}paused at interrupt\(\{"question":"append A to the file\?"\}\) {2}\(recorded as failed: GraphInterrupt; it runs again when the graph resumes\) {2}\d+ ms {2}attempt /,
+    );
+    expect(line).not.toContain('"id"');
+    // Any other failure reads as before.
+    expect(text).toMatch(/tool rpc \[c2\] {2}failed {2}\d+ ms {2}"unavailable" {2}attempt/);
+  });
 });

@@ -8,6 +8,7 @@ import {
 } from "@agent-ledger/core";
 import { attemptKey } from "./attempt-key.js";
 import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
+import { interruptText } from "./interrupt-outcome.js";
 import {
   agentCallUnseen,
   approvalLine,
@@ -81,11 +82,13 @@ function attemptLine(attempt: AttemptView, marked: Marked): string {
   } else if (attempt.status === "requested") {
     parts.push(`retried by ${attempt.retriedBy ?? "?"}`);
   } else {
-    parts.push(attempt.status);
+    // A LangGraph interrupt() is recorded as a failure (replay reads it so); said as a pause.
+    const paused = attempt.status === "failed" ? interruptText(attempt.outcome) : undefined;
+    parts.push(paused ?? attempt.status);
     if (attempt.durationMs !== undefined) parts.push(durationText(attempt));
     const tokens = tokensText(attempt.usage);
     if (tokens) parts.push(tokens);
-    if (attempt.status !== "completed") {
+    if (attempt.status !== "completed" && paused === undefined) {
       const outcome = preview(
         typeof attempt.outcome === "object" &&
           attempt.outcome !== null &&
