@@ -16,6 +16,12 @@ import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 import { forgetRunsLeft, type HandlerState, handlerState, keptSizes } from "./handler-state.js";
 import { awaitedCall } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
+import {
+  closedRunReason,
+  isMisdirectedRefusal,
+  newRunText,
+  newRunWithoutCalls,
+} from "./misdirected-run.js";
 import { chatRequest, textRequest } from "./model-request.js";
 import { type NestedRefusal, nestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
@@ -42,6 +48,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   override awaitHandlers = true;
   override raiseError = true;
   readonly #state: HandlerState;
+  /** A refusal of the handler's new run as not the thread's: it is closed when idle. */
+  #misdirected: LedgerError | undefined;
 
   static {
     stateOf = (handler) => handler.#state;
@@ -104,6 +112,30 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     } finally {
       if (invocation && recorder.idle) forgetRunsLeft(this.#state);
     }
+    if (invocation && recorder.idle && this.#misdirected !== undefined) {
+      const refusal = this.#misdirected;
+      this.#misdirected = undefined;
+      // Best effort: the refusal, not a failure to close, is what the invocation ends with.
+      if (await newRunWithoutCalls(await recorder.get()).catch(() => false))
+        await this.cancelRun(closedRunReason(refusal)).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The handler's run was refused as not the thread's (a mistyped runId or sessionId): if this
+   * process started it, holding no call, under a runId the handler chose, it is closed once the
+   * invocation ends (see misdirected-run.ts); the refusal says whether it is.
+   */
+  async #closeWhenEnded(refusal: LedgerError): Promise<void> {
+    const { options } = this.#state;
+    // A recorder given to the handler is its owner's run, not the handler's to close.
+    if ("recorder" in options || refusal.details.newRun !== undefined) return;
+    const root = await this.#state.recorder.get();
+    if (!(await newRunWithoutCalls(root).catch(() => false))) return;
+    const closing = options.runId === undefined;
+    if (closing) this.#misdirected = refusal;
+    refusal.message = `${refusal.message} ${newRunText(root.runId, closing)}`;
+    refusal.details.newRun = closing ? "closed" : "left open";
   }
 
   /**
@@ -142,7 +174,12 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   ): Promise<ToolAttempt> {
     const recorder = on ?? (await this.getRecorder());
     const insideTool = this.#state.runs.enclosingTool(parentRunId);
-    return requestToolCall(recorder, this.#state.book, { ...call, insideTool });
+    try {
+      return await requestToolCall(recorder, this.#state.book, { ...call, insideTool });
+    } catch (error) {
+      if (isMisdirectedRefusal(error)) await this.#closeWhenEnded(error);
+      throw error;
+    }
   }
 
   /**
@@ -365,6 +402,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       // person abandoned: the model is meant to read why).
       if (!this.#state.runs.enclosingTool(parentRunId))
         this.#state.refusedThreads.refused(threadIdOf(metadata), error);
+      if (isMisdirectedRefusal(error)) await this.#closeWhenEnded(error);
       throw error;
     }
   }

@@ -3,6 +3,7 @@ import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { LedgerCallbackHandler } from "./callback-handler.js";
 import { agentFor, GO, RUN, SESSION, script, world } from "./testing/agent.test.data.js";
 import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js";
 import { ledgerAgent, runEvents, threadConfig } from "./testing/helpers.js";
@@ -13,6 +14,11 @@ import {
   NEXT_RUN,
   THREAD,
 } from "./testing/other-run-calls.test.data.js";
+import {
+  RUN as TOOL_NODE_RUN,
+  SESSION as TOOL_NODE_SESSION,
+  world as toolNodeWorld,
+} from "./testing/tool-node.test.data.js";
 
 const scratch = scratchDirectory("langchain-other-run-", { beforeAll, afterAll });
 const TYPO = `${RUN}-typo`;
@@ -54,6 +60,11 @@ describe.concurrent("a thread resumed under another run than the one that record
     expect(reads).toHaveBeenCalledTimes(1);
     const typoEvents = await runEvents(store, SESSION, TYPO);
     expect(typoEvents.filter((event) => event.type === "tool.requested")).toEqual([]);
+    // The new run holds no call. Named by the handler's runId, it stays open (the same typo
+    // again is refused the same way), and the refusal says so and how to close it.
+    expect(refusal?.message).toContain(`run ${TYPO} is new and holds no call; it is left open`);
+    expect(refusal?.message).toContain("handler.cancelRun(");
+    expect(refusal?.details.newRun).toBe("left open");
 
     // With the right runId the run resumes as before: send, in flight, waits for a person.
     reads.mockClear();
@@ -70,6 +81,32 @@ describe.concurrent("a thread resumed under another run than the one that record
     // a later turn of the thread with the same ids?).
     expect(reads).toHaveBeenCalledTimes(1);
     expect(reads.mock.calls[0]?.[0].after).toBeGreaterThan(0);
+  });
+
+  it("a plain graph resumed by a handler without a runId: refused, and the new run it started is closed", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "no-run-id.db");
+    await crashInChild("tool-node:crash-in-send", path);
+    const store = await openLedger(path, onTestFinished);
+    const before = await store.listRuns(TOOL_NODE_SESSION);
+
+    const run = toolNodeWorld(store, { sent: 1 });
+    const handler = new LedgerCallbackHandler({ store, sessionId: TOOL_NODE_SESSION });
+    const error = await run
+      .graph({ handleToolErrors: false })
+      .invoke(null, threadConfig(handler))
+      .catch((caught: unknown) => caught);
+    const refusal = findLedgerError(error, "invalid-argument");
+    expect(refusal?.details).toMatchObject({ runId: TOOL_NODE_RUN, newRun: "closed" });
+    expect(run.effects.sent).toBe(1);
+    const newRunId = (await handler.getRecorder()).runId;
+    expect(refusal?.message).toContain(`run ${newRunId} is new and holds no call: it is closed`);
+    const after = await store.listRuns(TOOL_NODE_SESSION);
+    expect(after.map((summary) => [summary.runId, summary.status])).toEqual([
+      ...before.map((summary) => [summary.runId, summary.status]),
+      [newRunId, "cancelled"],
+    ]);
   });
 
   it("a new run on a thread an open run used, with the same tool call ids, runs its own calls", async () => {
