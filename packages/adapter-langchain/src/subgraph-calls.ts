@@ -94,8 +94,8 @@ export function callsInSubgraphsError(
     `run ${address.runId} of session ${address.sessionId} recorded no call${thread}: its calls ran inside subgraphs, recorded in their child runs: ${listed}. ` +
       `Restore the subgraph's run (the last listed is the latest) and answer its tools node in the subgraph's state: ` +
       `restoreMessages(store, { sessionId: ${JSON.stringify(address.sessionId)}, runId: ${JSON.stringify(latest.runId)} }${options}), ` +
-      `then graph.updateState({ configurable: ${configurable} }, { messages: toolMessages }, "tools") and graph.invoke(null, config) ` +
-      `(README: Plain LangGraph graphs, subgraphs). Or list them: agent-ledger inspect ${address.sessionId}`,
+      `then, with its pendingToolCalls empty, graph.updateState({ configurable: ${configurable} }, { messages: toolMessages }, "tools") and graph.invoke(null, config) ` +
+      `(README: "A ToolNode inside a subgraph"). Or list them: agent-ledger inspect ${address.sessionId}`,
     { ...address, ...(threadId === undefined ? {} : { threadId }), subgraphs: [...subgraphs] },
     "$.runId",
   );
