@@ -4,6 +4,7 @@ import {
   type JsonObject,
   type JsonValue,
   type LedgerEvent,
+  ledgerCommand,
   NotFoundError,
   readWholeRun,
   resolveEvents,
@@ -81,9 +82,9 @@ export async function restoreMessages(
   if (!hasCallIn(events, threadId)) {
     // The thread's calls ran inside subgraphs: restored here, none would be answered.
     const subgraphs = await subgraphRunsWithCalls(store, address, threadId);
-    if (subgraphs.length > 0) throw callsInSubgraphsError(address, threadId, subgraphs);
+    if (subgraphs.length > 0) throw callsInSubgraphsError(store, address, threadId, subgraphs);
   }
-  const inThread = threadFilter(events, address, threadId);
+  const inThread = threadFilter(events, address, threadId, store);
   const requests = new Map<string, LedgerEvent>();
   // The tool attempts of the thread: only their outcomes answer its calls.
   const toolAttempts = new Set<string>();
@@ -187,6 +188,7 @@ function threadFilter(
   events: readonly LedgerEvent[],
   address: { sessionId: string; runId: string },
   threadId: string | undefined,
+  store: EventStore,
 ): (request: LedgerEvent) => boolean {
   const threads = new Set<string>();
   for (const event of events) {
@@ -201,7 +203,7 @@ function threadFilter(
     // A mistyped thread would restore nothing, and the recipe would then run every call again.
     if (!threads.has(threadId))
       throw new NotFoundError(
-        `run ${address.runId} of session ${address.sessionId} recorded no call in LangGraph thread ${JSON.stringify(threadId)} (${threads.size > 0 ? `its threads: ${names}` : "it recorded no call"}): check the runId and the thread_id (agent-ledger inspect ${address.sessionId})`,
+        `run ${address.runId} of session ${address.sessionId} recorded no call in LangGraph thread ${JSON.stringify(threadId)} (${threads.size > 0 ? `its threads: ${names}` : "it recorded no call"}): check the runId and the thread_id: ${ledgerCommand(store, "inspect", [address.sessionId])}`,
         { ...address, threadId },
         "$.threadId",
       );

@@ -1,6 +1,7 @@
 import {
   type EventStore,
   type LedgerEvent,
+  ledgerCommand,
   NotFoundError,
   type RunSummary,
   readWholeRun,
@@ -76,6 +77,7 @@ export async function subgraphRunsWithCalls(
  * them, and the calls that restore the latest one (the last listed) into its subgraph's state.
  */
 export function callsInSubgraphsError(
+  store: EventStore,
   address: { sessionId: string; runId: string },
   threadId: string | undefined,
   subgraphs: readonly SubgraphCalls[],
@@ -95,7 +97,7 @@ export function callsInSubgraphsError(
       `Restore the subgraph's run (the last listed is the latest) and answer its tools node in the subgraph's state: ` +
       `restoreMessages(store, { sessionId: ${JSON.stringify(address.sessionId)}, runId: ${JSON.stringify(latest.runId)} }${options}), ` +
       `then, with its pendingToolCalls empty, graph.updateState({ configurable: ${configurable} }, { messages: toolMessages }, "tools") and graph.invoke(null, config) ` +
-      `(README: "A ToolNode inside a subgraph"). Or list them: agent-ledger inspect ${address.sessionId}`,
+      `(README: "A ToolNode inside a subgraph"). Or list them: ${ledgerCommand(store, "inspect", [address.sessionId])}`,
     { ...address, ...(threadId === undefined ? {} : { threadId }), subgraphs: [...subgraphs] },
     "$.runId",
   );

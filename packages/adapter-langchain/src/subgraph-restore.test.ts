@@ -7,7 +7,7 @@ import {
   SessionRecorder,
 } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerCallbackHandler } from "./callback-handler.js";
 import { restoreMessages } from "./restore-messages.js";
 import type { SubgraphCalls } from "./subgraph-calls.js";
@@ -15,7 +15,7 @@ import { crashInChild, openLedger } from "./testing/crashing-agent.test.data.js"
 import { threadConfig } from "./testing/helpers.js";
 import { ASK, RUN, SESSION, subgraphWorld, THREAD } from "./testing/subgraph-restore.test.data.js";
 
-const scratch = scratchDirectory("langchain-subgraph-restore-", afterAll);
+const scratch = scratchDirectory("langchain-subgraph-restore-", { beforeAll, afterAll });
 
 /** Counts each effect (messages sent, model calls paid) of a process. */
 function counter() {
