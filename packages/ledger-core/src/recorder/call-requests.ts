@@ -12,7 +12,7 @@ import { callMetadata, preparePayload } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { answerFromLedger, mayRunAgain, unresolvedToolCall } from "./replayed-calls.js";
 import { inTurn } from "./turns.js";
-import type { AdoptCriteria } from "./unsure-requests.js";
+import type { AdoptCriteria, UnsureSettlement } from "./unsure-requests.js";
 
 export interface BeforeModelCallOptions {
   stepId?: string;
@@ -134,15 +134,19 @@ export async function requestModelCall(
         return replayed;
       }
       // In flight at the crash: model calls count as idempotent, so run it again.
-      return commitRequest(state, {
-        kind: "model",
-        stepId: match.attempt.stepId,
-        retryOf: match.attempt.attemptId,
-        request,
-        requestHash,
-        causedByEventId: options.causedByEventId ?? match.attempt.requested.causedByEventId,
-        metadata: options.metadata,
-      });
+      return commitRequest(
+        state,
+        {
+          kind: "model",
+          stepId: match.attempt.stepId,
+          retryOf: match.attempt.attemptId,
+          request,
+          requestHash,
+          causedByEventId: options.causedByEventId ?? match.attempt.requested.causedByEventId,
+          metadata: options.metadata,
+        },
+        { match },
+      );
     }
     return commitRequest(state, {
       kind: "model",
@@ -267,14 +271,29 @@ export async function replayTool(
   const retry = await commitRequest(
     state,
     atStep(common, match.attempt.stepId, match.attempt.attemptId),
+    { match },
   );
   return state.children.noteRetry(retry, match.attempt.requested.eventId);
 }
 
-/** Commits an attempt's `*.requested` event; resolves with the attempt once it is durable. */
+/** What a request is committed as, besides its fields: a resume's match (see below). */
+export interface RequestContext {
+  /**
+   * The recorded attempt a resume matched the call with: given back to the cursor should the
+   * request not be written (ReplayCursor.giveBack), so the caller's retry of the call is
+   * matched with it again, as its first try was.
+   */
+  match?: ReplayMatch | undefined;
+}
+
+/**
+ * Commits an attempt's `*.requested` event; resolves with the attempt once it is durable. A
+ * request not written (`context.match` given back) leaves everything as if it was never asked.
+ */
 export async function commitRequest(
   state: RecorderState,
   options: RequestOptions,
+  context?: RequestContext,
 ): Promise<Attempt> {
   assertId(options.stepId, "$.stepId");
   if (options.causedByEventId !== undefined) assertId(options.causedByEventId, "$.causedByEventId");
@@ -316,13 +335,19 @@ export async function commitRequest(
     // Payload and metadata are the recorder's own validated copies: the store need not copy them.
     requested = await commitCompacted(state, markPrevalidated(event), compact);
   } catch (error) {
-    state.unsureRequests.failed(event, attempt, error);
+    state.unsureRequests.failed(event, attempt, error, settlement(state, context));
     throw error;
   }
   state.open.open(attemptId, options.kind);
   attempt.requestedEventId = requested.eventId;
   attempt.seq = requested.seq;
   return attempt;
+}
+
+/** What a failed commit of a request made in `context` settles once its outcome is known. */
+function settlement(state: RecorderState, context: RequestContext | undefined): UnsureSettlement {
+  const match = context?.match;
+  return { notWritten: match && (() => state.replay?.giveBack(match)) };
 }
 
 /**

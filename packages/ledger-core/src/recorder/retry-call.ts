@@ -103,6 +103,7 @@ function newRetry(
       match?.attempt.stepId ?? attempt.stepId,
       match?.attempt.attemptId ?? attempt.attemptId,
     ),
+    { match },
   ).then((retry) =>
     state.children.noteRetry(retry, match?.attempt.requested.eventId ?? attempt.requestedEventId),
   );

@@ -17,6 +17,15 @@ export interface AdoptCriteria {
 }
 
 /**
+ * What a request's failed commit leaves to do once it is known whether the request was written
+ * (at once when the store refused it, else when the run is read back).
+ */
+export interface UnsureSettlement {
+  /** Not written: e.g. the resume's match of the call given back (ReplayCursor.giveBack). */
+  notWritten?: (() => void) | undefined;
+}
+
+/**
  * Requests (`*.requested`) whose append failed with its outcome unknown (`store-unavailable`
  * after it may have been written, the reply lost). `before*` rejected, and the caller was told
  * not to make the call; yet the event may be in the ledger. The recorder's next write reads the
@@ -32,14 +41,18 @@ export interface AdoptCriteria {
  */
 export class UnsureRequests {
   /** Sent with an unknown outcome, not read back yet, by the event's id. */
-  readonly #sent = new Map<string, Attempt>();
+  readonly #sent = new Map<string, { attempt: Attempt; settlement: UnsureSettlement }>();
   /** Found stored, adopted by no call yet: in the order they were written. */
   #orphans: Attempt[] = [];
 
-  /** Notes a request whose append failed, if its outcome is unknown (see `readBack`). */
-  failed(event: NewEvent, attempt: Attempt, error: unknown): void {
+  /**
+   * Notes a request whose append failed, if its outcome is unknown (see `readBack`); one known
+   * not written (refused, or never sent: no id yet) is settled as such at once.
+   */
+  failed(event: NewEvent, attempt: Attempt, error: unknown, settlement: UnsureSettlement): void {
     if (outcomeUnknown(error) && event.eventId !== undefined)
-      this.#sent.set(event.eventId, attempt);
+      this.#sent.set(event.eventId, { attempt, settlement });
+    else settlement.notWritten?.();
   }
 
   /**
@@ -47,10 +60,14 @@ export class UnsureRequests {
    * the attempt it made an orphan, if it did.
    */
   readBack(event: NewEvent, stored: LedgerEvent | undefined): Attempt | undefined {
-    const attempt = event.eventId === undefined ? undefined : this.#sent.get(event.eventId);
-    if (attempt === undefined) return undefined;
+    const sent = event.eventId === undefined ? undefined : this.#sent.get(event.eventId);
+    if (sent === undefined) return undefined;
     this.#sent.delete(event.eventId as string);
-    if (stored === undefined) return undefined;
+    const { attempt, settlement } = sent;
+    if (stored === undefined) {
+      settlement.notWritten?.();
+      return undefined;
+    }
     attempt.requestedEventId = stored.eventId;
     attempt.seq = stored.seq;
     this.#orphans.push(attempt);

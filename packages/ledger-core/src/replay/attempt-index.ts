@@ -40,12 +40,24 @@ export class AttemptIndex<T> {
     return group.items.slice(group.next).filter((item) => !used.has(item));
   }
 
-  /** The group under `key`, moved past the used items it starts with (none is unused again). */
+  /** The group under `key`, moved past the used items it starts with (until `reopen`). */
   #unusedFrom(key: string, used: ReadonlySet<T>): { items: T[]; next: number } | undefined {
     const group = this.#groups.get(key);
     if (group === undefined) return undefined;
     while (group.next < group.items.length && used.has(group.items[group.next] as T)) group.next++;
     return group;
+  }
+
+  /**
+   * Makes `item` (under `key`) one `firstUnused` may answer again once `used` no longer holds it:
+   * a match given back because its call was not recorded (ReplayCursor.giveBack). A search of
+   * the group, made only then.
+   */
+  reopen(key: string | undefined, item: T): void {
+    const group = key === undefined ? undefined : this.#groups.get(key);
+    if (group === undefined) return;
+    const index = group.items.indexOf(item);
+    if (index >= 0 && index < group.next) group.next = index;
   }
 
   /** Every item under `key`, used or not, in recorded order (empty for an unknown key). */

@@ -37,6 +37,15 @@ export class InFlightClaims {
     else this.#claims.set(attempt.attemptId, { causes: new Set([causedByEventId]) });
   }
 
+  /** Takes back a `claim` whose match was given back (its call was not recorded). */
+  unclaim(attempt: RecordedAttempt, causedByEventId: string | undefined): void {
+    const claim = this.#claims.get(attempt.attemptId);
+    if (claim === undefined) return;
+    claim.causes.delete(causedByEventId);
+    if (claim.causes.size === 0 && claim.outcome === undefined)
+      this.#claims.delete(attempt.attemptId);
+  }
+
   /** True when a call asked for under `causedByEventId` was matched with `attempt`. */
   claimedUnder(attempt: RecordedAttempt, causedByEventId: string | undefined): boolean {
     return this.#claims.get(attempt.attemptId)?.causes.has(causedByEventId) ?? false;

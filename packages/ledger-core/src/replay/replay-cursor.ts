@@ -53,6 +53,8 @@ export class ReplayCursor {
   readonly #toolsByRetryOf: AttemptIndex<RecordedAttempt>;
   /** The step of every recorded tool attempt (retried ones too), by its request's eventId. */
   readonly #toolStepByRequest = new Map<string, string>();
+  /** What undoes each match handed out that took a recorded attempt (see `giveBack`). */
+  readonly #undo = new WeakMap<ReplayMatch, () => void>();
 
   constructor(events: readonly LedgerEvent[]) {
     const attempts = collectAttempts(events);
@@ -138,7 +140,61 @@ export class ReplayCursor {
       this.#modelIndex++;
       while (this.#modelsTakenAhead.delete(this.#modelIndex)) this.#modelIndex++;
     } else this.#modelsTakenAhead.add(position);
-    return matched(this.#models[position] as RecordedAttempt);
+    const match = matched(this.#models[position] as RecordedAttempt);
+    this.#undo.set(match, () => this.#untakeModelAt(position));
+    return match;
+  }
+
+  /** Makes the model attempt at `position` (matched) not matched again; the others stay as they are. */
+  #untakeModelAt(position: number): void {
+    if (position >= this.#modelIndex) {
+      this.#modelsTakenAhead.delete(position);
+      return;
+    }
+    // Those between it and the index stay matched (or skipped): taken ahead of the index now.
+    for (let taken = position + 1; taken < this.#modelIndex; taken++)
+      this.#modelsTakenAhead.add(taken);
+    this.#modelIndex = position;
+  }
+
+  /**
+   * Matches the recorded tool attempt `attempt` (one not matched yet). A call's match in flight
+   * at the crash is claimed under the cause it was asked for under (see `#repeatOf`); a retry's
+   * (`takeRetry`, `asked` undefined) is not.
+   */
+  #takeToolAttempt(
+    attempt: RecordedAttempt,
+    asked: { causedByEventId?: string | undefined } | undefined,
+  ): ReplayMatch {
+    this.#usedTools.add(attempt);
+    this.#claimedTools.add(attempt);
+    const claimed = asked !== undefined && attempt.status === "requested";
+    if (claimed) this.#inFlight.claim(attempt, asked.causedByEventId);
+    const match = matched(attempt);
+    this.#undo.set(match, () => {
+      this.#usedTools.delete(attempt);
+      this.#claimedTools.delete(attempt);
+      if (claimed) this.#inFlight.unclaim(attempt, asked.causedByEventId);
+      this.#toolsByCallId.reopen(attempt.toolCallId, attempt);
+      this.#toolsByName.reopen(attempt.name, attempt);
+      this.#toolsByRetryOf.reopen(attempt.retryOf, attempt);
+    });
+    return match;
+  }
+
+  /**
+   * Gives back `match`, as handed out by `takeModel`, `takeTool` or `takeRetry`, when the call
+   * it answered was not recorded after all: its request's commit was refused, or reading the
+   * run back showed it did not get in. The recorded attempt is then the one the next call that
+   * asks it is matched with, as if this call had never been made: the caller's retry of the
+   * call is the retry of the recorded attempt (`retryOf`), and no later call takes its place.
+   * For the recorder; a match it did not take (a repeat, given back twice) is left alone.
+   */
+  giveBack(match: ReplayMatch): void {
+    const undo = this.#undo.get(match);
+    if (undo === undefined) return;
+    this.#undo.delete(match);
+    undo();
   }
 
   /**
@@ -225,10 +281,7 @@ export class ReplayCursor {
         : this.#toolsByName.firstUnused(call.name, this.#usedTools, call.accepts);
     if (!attempt) return this.#repeatOf(call);
     sameToolRequest(attempt, call);
-    this.#usedTools.add(attempt);
-    this.#claimedTools.add(attempt);
-    if (attempt.status === "requested") this.#inFlight.claim(attempt, call.causedByEventId);
-    return matched(attempt);
+    return this.#takeToolAttempt(attempt, call);
   }
 
   /**
@@ -335,9 +388,7 @@ export class ReplayCursor {
       );
     }
     if (call.kind === "model") return this.#takeModelAt(modelPosition);
-    this.#usedTools.add(attempt);
-    this.#claimedTools.add(attempt);
-    return matched(attempt);
+    return this.#takeToolAttempt(attempt, undefined);
   }
 
   /**
