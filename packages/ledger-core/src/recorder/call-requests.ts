@@ -268,15 +268,13 @@ export async function replayTool(
   if (replayed) return replayed;
   if (!mayRunAgain(match.attempt, effect))
     throw unresolvedToolCall(match, common.name, common.toolCallId);
-  const retry = await commitRequest(
-    state,
-    atStep(common, match.attempt.stepId, match.attempt.attemptId),
-    { match },
-  );
-  return state.children.noteRetry(retry, match.attempt.requested.eventId);
+  return commitRequest(state, atStep(common, match.attempt.stepId, match.attempt.attemptId), {
+    match,
+    retriedEventId: match.attempt.requested.eventId,
+  });
 }
 
-/** What a request is committed as, besides its fields: a resume's match (see below). */
+/** What a request is committed as, besides its fields: a resume's match, a retry (see below). */
 export interface RequestContext {
   /**
    * The recorded attempt a resume matched the call with: given back to the cursor should the
@@ -284,6 +282,11 @@ export interface RequestContext {
    * matched with it again, as its first try was.
    */
   match?: ReplayMatch | undefined;
+  /**
+   * The request event of the tool attempt this one retries: the retry is noted for child runs
+   * (ChildRuns.noteRetry) once written, found stored by a read-back (adopted later) included.
+   */
+  retriedEventId?: string | undefined;
 }
 
 /**
@@ -341,13 +344,20 @@ export async function commitRequest(
   state.open.open(attemptId, options.kind);
   attempt.requestedEventId = requested.eventId;
   attempt.seq = requested.seq;
+  if (context?.retriedEventId !== undefined)
+    state.children.noteRetry(attempt, context.retriedEventId);
   return attempt;
 }
 
 /** What a failed commit of a request made in `context` settles once its outcome is known. */
 function settlement(state: RecorderState, context: RequestContext | undefined): UnsureSettlement {
   const match = context?.match;
-  return { notWritten: match && (() => state.replay?.giveBack(match)) };
+  const retried = context?.retriedEventId;
+  return {
+    notWritten: match && (() => state.replay?.giveBack(match)),
+    written:
+      retried === undefined ? undefined : (stored) => state.children.noteRetry(stored, retried),
+  };
 }
 
 /**

@@ -103,8 +103,6 @@ function newRetry(
       match?.attempt.stepId ?? attempt.stepId,
       match?.attempt.attemptId ?? attempt.attemptId,
     ),
-    { match },
-  ).then((retry) =>
-    state.children.noteRetry(retry, match?.attempt.requested.eventId ?? attempt.requestedEventId),
+    { match, retriedEventId: match?.attempt.requested.eventId ?? attempt.requestedEventId },
   );
 }

@@ -23,6 +23,8 @@ export interface AdoptCriteria {
 export interface UnsureSettlement {
   /** Not written: e.g. the resume's match of the call given back (ReplayCursor.giveBack). */
   notWritten?: (() => void) | undefined;
+  /** Written after all (found stored): e.g. a tool retry noted for child runs (ChildRuns). */
+  written?: ((attempt: Attempt) => void) | undefined;
 }
 
 /**
@@ -70,6 +72,7 @@ export class UnsureRequests {
     }
     attempt.requestedEventId = stored.eventId;
     attempt.seq = stored.seq;
+    settlement.written?.(attempt);
     this.#orphans.push(attempt);
     return attempt;
   }

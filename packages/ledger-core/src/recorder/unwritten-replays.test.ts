@@ -142,3 +142,25 @@ describe("a resumed run's call whose request was not written, asked again", () =
     await store.close();
   });
 });
+
+describe("a resumed run's tool call retried, its request's reply lost, asked again", () => {
+  it("adopts the stored retry, and a sub-agent it runs again adopts the recorded child run", async () => {
+    const store = await open("adopted-child.db");
+    const crashed = new SessionRecorder({ store, ...address, actor });
+    await crashed.startRun();
+    const research = { name: "research", args: { topic: "refunds" }, effect: { idempotent: true } };
+    const inFlight = await crashed.beforeToolCall(research);
+    const sub: Actor = { type: "agent", id: "researcher" };
+    const child = crashed.child({ actor: sub, causedByEventId: inFlight.requestedEventId });
+    await child.startRun();
+
+    const resumed = await SessionRecorder.resume({ store, ...address, actor });
+    store.fail("tool.requested", "lost");
+    const again = await untilRecorded(() => resumed.beforeToolCall(research));
+    expect(again).toMatchObject({ retryOf: inFlight.attemptId });
+    // The tool runs the sub-agent again, caused by its new attempt: the crashed one's child run.
+    const adopted = resumed.child({ actor: sub, causedByEventId: again.requestedEventId });
+    expect(adopted.runId).toBe(child.runId);
+    await store.close();
+  });
+});
