@@ -267,7 +267,7 @@ export async function replayTool(
   const replayed = answerFromLedger(match);
   if (replayed) return replayed;
   if (!mayRunAgain(match.attempt, effect))
-    throw unresolvedToolCall(match, common.name, common.toolCallId);
+    throw unresolvedToolCall(match, common.name, common.toolCallId, state.store);
   return commitRequest(state, atStep(common, match.attempt.stepId, match.attempt.attemptId), {
     match,
     retriedEventId: match.attempt.requested.eventId,

@@ -1,7 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import { MemoryEventStore } from "../store/memory-store.js";
+import { SqliteEventStore } from "../stores/sqlite/index.js";
+import { scratchDirectory } from "../testing/scratch-directory.js";
 import { SessionRecorder } from "./session-recorder.js";
+
+const dir = scratchDirectory("agent-ledger-messages-", afterAll);
 
 const actor = { type: "agent" as const, id: "a" };
 
@@ -126,7 +131,7 @@ describe("a resumed loop that records something other than what it recorded", ()
     );
   });
 
-  it("tells what decides a tool call a crash left in flight: the recorder's abandon or approve then a resume, or inspect's resolve command", async () => {
+  it("tells what decides a tool call a crash left in flight: the recorder's abandon or approve then a resume, or the resolve command", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({ store, sessionId: "pay-s", runId: "main", actor });
     await recorder.startRun();
@@ -142,7 +147,36 @@ describe("a resumed loop that records something other than what it recorded", ()
       .catch((e) => e);
     expect(error).toMatchObject({ code: "unresolved-attempt", attemptId: call.attemptId });
     expect(error.message).toBe(
-      `tool call charge (c9) was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${call.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, \`agent-ledger inspect\` on session pay-s prints the resolve command that decides it. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
+      `tool call charge (c9) was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${call.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, \`agent-ledger resolve --abandon "reason" -- pay-s ${call.attemptId}\` (with --store <your store's URL> unless $AGENT_LEDGER_STORE names it) abandons it (what you found in place of "reason"; --approve in place of --abandon approves it), then resume. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
     );
+  });
+});
+
+describe("the commands an unresolved-attempt message prints", () => {
+  /** A run `main` of store `file` whose tool call charge (c9) a crash left in flight. */
+  async function crashedCharge(file: string) {
+    const store = new SqliteEventStore({ path: join(dir, file) });
+    await store.init();
+    const recorder = new SessionRecorder({ store, sessionId: "pay-s", runId: "main", actor });
+    await recorder.startRun();
+    const call = await recorder.beforeToolCall({ toolCallId: "c9", name: "charge", args: {} });
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "pay-s",
+      runId: "main",
+      actor,
+    });
+    return { store, call, resumed };
+  }
+
+  it("name the run's store: pasted into a shell, the resolve command decides that call", async () => {
+    const { store, call, resumed } = await crashedCharge("charge's ledger.db");
+    const error = await resumed
+      .beforeToolCall({ toolCallId: "c9", name: "charge", args: {} })
+      .catch((e) => e);
+    expect(error.message).toContain(
+      `from a shell, \`agent-ledger resolve --abandon "reason" --store 'sqlite:${dir}/charge'\\''s ledger.db' -- pay-s ${call.attemptId}\` abandons it`,
+    );
+    await store.close();
   });
 });

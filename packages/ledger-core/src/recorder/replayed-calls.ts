@@ -10,7 +10,9 @@ import {
   type ReplayCursor,
   type ReplayMatch,
 } from "../replay/replay-cursor.js";
+import type { EventStore } from "../store/event-store.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
+import { ABANDON_COMMAND_USE, abandonCommand } from "./resolve-command.js";
 
 /** The recorded outcome of each attempt answered from the ledger, by the object handed out. */
 const replayedOutcomes = new WeakMap<Attempt, LedgerEvent>();
@@ -65,16 +67,19 @@ export function answerFromLedger(match: ReplayMatch): Attempt | undefined {
  * `unresolved-attempt` for a tool call in flight at the crash that may not run again (not
  * idempotent, not approved): the error carries the attempt, so the adapter can ask a person and
  * then `retry` or `abandon` it. Its message tells whoever reads it after the resume stopped to
- * abandon or approve it and resume: a `retry` there records an attempt that nothing makes.
+ * abandon or approve it and resume: a `retry` there records an attempt that nothing makes. Its
+ * shell command names `store`, the run's, where the caller has it (see `abandonCommand`).
  */
 export function unresolvedToolCall(
   match: ReplayMatch,
   name: string,
   toolCallId: string | undefined,
+  store?: EventStore,
 ): UnresolvedAttemptError {
   const attempt = attemptFromRecorded(match.attempt);
+  const command = abandonCommand(store, attempt);
   return new UnresolvedAttemptError(
-    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${attempt.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, \`agent-ledger inspect\` on session ${match.attempt.requested.sessionId} prints the resolve command that decides it. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
+    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${attempt.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, ${command} abandons it ${ABANDON_COMMAND_USE}, then resume. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
     {
       attemptId: attempt.attemptId,
       stepId: attempt.stepId,

@@ -41,4 +41,10 @@ describe("ledgerCommand: the agent-ledger command an adapter's message prints na
     );
     await inMemory.close();
   });
+
+  test("a caller without the store at hand gets the command with the same note", () => {
+    expect(ledgerCommand(undefined, "inspect", ["s"])).toBe(
+      `\`agent-ledger inspect -- s\` ${GENERIC}`,
+    );
+  });
 });

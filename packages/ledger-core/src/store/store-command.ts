@@ -12,10 +12,10 @@ import { shellQuote } from "./shell-quote.js";
  * on the application's own Redis client describes it by host, port, database and key prefix:
  * the right server, without the password the client may hold.
  */
-function storeUrl(store: EventStore): string | undefined {
+function storeUrl(store: EventStore | undefined): string | undefined {
   let described: ReturnType<EventStore["describe"]>;
   try {
-    if (typeof store.describe !== "function") return undefined;
+    if (typeof store?.describe !== "function") return undefined;
     described = store.describe();
   } catch {
     return undefined;
@@ -31,9 +31,14 @@ function storeUrl(store: EventStore): string | undefined {
  * `agent-ledger <command>` as a person pastes it into a shell, between backquotes: the store's
  * `--store <url>` where the store names one, then `ids` quoted after `--` (an id may start with
  * "-"). Then what the person adds: the password the URL shows as `***`, or, where the store
- * names no URL, the store's URL unless $AGENT_LEDGER_STORE names it.
+ * names no URL (or the caller has no store at hand: undefined), the store's URL unless
+ * $AGENT_LEDGER_STORE names it.
  */
-export function ledgerCommand(store: EventStore, command: string, ids: readonly string[]): string {
+export function ledgerCommand(
+  store: EventStore | undefined,
+  command: string,
+  ids: readonly string[],
+): string {
   const url = storeUrl(store);
   const option = url === undefined ? "" : ` --store ${shellQuote(url)}`;
   const text = `\`agent-ledger ${command}${option} -- ${ids.map(shellQuote).join(" ")}\``;
