@@ -179,4 +179,45 @@ describe("the commands an unresolved-attempt message prints", () => {
     );
     await store.close();
   });
+
+  it("completeRun refused over calls in flight names the recorder's decisions and each call's resolve command", async () => {
+    const { store, call, resumed } = await crashedCharge("open-at-completion.db");
+    const error = await resumed.completeRun("done").catch((e) => e);
+    expect(error).toMatchObject({ code: "unresolved-attempt", attemptId: call.attemptId });
+    expect(error.message).toBe(
+      `run main cannot be completed while a call of it has no outcome: tool call charge (c9) attempt ${call.attemptId} (left in flight by a crash, and neither run again nor resolved since). It may or may not have happened, and a completed run takes no more events and is never resumed. Nothing was written: the run stays open. Check its effect, then abandon it (recorder.abandon(error.attempt, reason)) or approve it (recorder.approve(error.attempt, reason)) and resume the run; from a shell, \`agent-ledger resolve --abandon "reason" --store sqlite:${dir}/open-at-completion.db -- pay-s ${call.attemptId}\` abandons it (what you found in place of "reason"; --approve in place of --abandon approves it). Or close the run with failRun or cancelRun.`,
+    );
+    await store.close();
+  });
+
+  it("completeRun refused over four calls in flight prints three commands and where to find the fourth's", async () => {
+    const store = new SqliteEventStore({ path: join(dir, "four-open.db") });
+    await store.init();
+    const recorder = new SessionRecorder({ store, sessionId: "pay-s", runId: "main", actor });
+    await recorder.startRun();
+    const calls = await Promise.all(
+      [1, 2, 3, 4].map((n) =>
+        recorder.beforeToolCall({ toolCallId: `c${n}`, name: "charge", args: { n } }),
+      ),
+    );
+    const resumed = await SessionRecorder.resume({
+      store,
+      sessionId: "pay-s",
+      runId: "main",
+      actor,
+    });
+    const error = await resumed.completeRun("done").catch((e) => e);
+    const option = `--store sqlite:${dir}/four-open.db`;
+    const commands = calls
+      .slice(0, 3)
+      .map(
+        (call) =>
+          `\`agent-ledger resolve --abandon "reason" ${option} -- pay-s ${call.attemptId}\``,
+      );
+    expect(error.message).toContain(
+      "error.attempt is the first, inspectSession(store, sessionId).unresolved lists each; " +
+        `from a shell, ${commands.join(", ")} and as much for the 1 other (\`agent-ledger inspect ${option} -- pay-s\` prints each command) abandon them`,
+    );
+    await store.close();
+  });
 });

@@ -9,7 +9,9 @@ import {
   collectAttempts,
   type RecordedAttempt,
 } from "../replay/replay-cursor.js";
+import type { EventStore } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
+import { ledgerCommand } from "../store/store-command.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import {
   compactedPayload,
@@ -21,6 +23,7 @@ import {
 } from "./prepare-payload.js";
 import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
 import { sameAsRecorded } from "./replayed-calls.js";
+import { ABANDON_COMMAND_USE, abandonCommand } from "./resolve-command.js";
 import { assertNoneStranded } from "./stranded-calls.js";
 import { inTurn } from "./turns.js";
 
@@ -182,6 +185,7 @@ export async function assertNoneLeftInFlight(state: RecorderState, type: string)
   const requests = open.map((attempt) => attempt.requested);
   const resolved = state.resolveOnLoad ? await resolveEvents(store, requests) : requests;
   throw openAtCompletion(
+    store,
     runId,
     open.map((attempt, index) => ({ ...attempt, requested: resolved[index] ?? attempt.requested })),
   );
@@ -192,11 +196,35 @@ function described(attempt: RecordedAttempt): string {
   return `${what} attempt ${attempt.attemptId}`;
 }
 
-function openAtCompletion(runId: string, open: RecordedAttempt[]): UnresolvedAttemptError {
+// The resolve commands a refusal prints at most; inspect prints every one.
+const COMMANDS_SHOWN = 3;
+
+/**
+ * `unresolved-attempt` for a run completed with calls a crash left in flight. It names the
+ * recorder's decisions (on `error.attempt`, the first, or on each as `inspectSession` lists it)
+ * and the shell command deciding each call, its store named (`abandonCommand`).
+ */
+function openAtCompletion(
+  store: EventStore,
+  runId: string,
+  open: RecordedAttempt[],
+): UnresolvedAttemptError {
   const first = open[0] as RecordedAttempt;
   const one = open.length === 1;
+  const sessionId = first.requested.sessionId;
+  const commands = open
+    .slice(0, COMMANDS_SHOWN)
+    .map((attempt) => abandonCommand(store, { sessionId, attemptId: attempt.attemptId }));
+  const others = open.length - commands.length;
+  const more =
+    others === 0
+      ? ""
+      : ` and as much for the ${others} other${others === 1 ? "" : "s"} (${ledgerCommand(store, "inspect", [sessionId])} prints each command)`;
+  const decide = one
+    ? "Check its effect, then abandon it (recorder.abandon(error.attempt, reason)) or approve it (recorder.approve(error.attempt, reason)) and resume the run"
+    : "Check the effect of each, then abandon it (recorder.abandon(attempt, reason)) or approve it (recorder.approve(attempt, reason)) and resume the run: error.attempt is the first, inspectSession(store, sessionId).unresolved lists each";
   return new UnresolvedAttemptError(
-    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${open.length} calls of it have`} no outcome: ${open.map(described).join(", ")} (left in flight by a crash, and neither run again nor resolved since). ${one ? "It" : "Each"} may or may not have happened, and a completed run takes no more events and is never resumed. Nothing was written: the run stays open. Check the effect of each, then abandon it (recorder.abandon(error.attempt, reason), or agent-ledger resolve --abandon) or approve it and resume the run; or close the run with failRun or cancelRun.`,
+    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${open.length} calls of it have`} no outcome: ${open.map(described).join(", ")} (left in flight by a crash, and neither run again nor resolved since). ${one ? "It" : "Each"} may or may not have happened, and a completed run takes no more events and is never resumed. Nothing was written: the run stays open. ${decide}; from a shell, ${commands.join(", ")}${more} ${one ? "abandons it" : "abandon them"} ${ABANDON_COMMAND_USE}. Or close the run with failRun or cancelRun.`,
     {
       attemptId: first.attemptId,
       runId,
