@@ -7,13 +7,11 @@ import type { Attempt } from "./attempt.js";
 import {
   adoptUnsure,
   assertToolName,
-  atStep,
-  commitRequest,
   DEFAULT_EFFECT,
-  type RequestCommon,
   replayTool,
   toolEffect,
 } from "./call-requests.js";
+import { atStep, commitRequest, type RequestCommon } from "./commit-request.js";
 import { METADATA_ONLY, type MetadataOption } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { answerFromLedger } from "./replayed-calls.js";
