@@ -4,6 +4,7 @@ import type { LedgerEvent } from "../events/types.js";
 import { AttemptIndex } from "./attempt-index.js";
 import { divergenceText, firstDifference } from "./first-difference.js";
 import { InFlightClaims } from "./in-flight-claims.js";
+import { MatchedPositions } from "./matched-positions.js";
 import {
   collectAttempts,
   matched,
@@ -34,10 +35,8 @@ export class ReplayCursor {
   readonly #models: RecordedAttempt[];
   readonly #tools: RecordedAttempt[];
   readonly #inputs: LedgerEvent[];
-  /** Every model attempt before it is matched (or skipped). */
-  #modelIndex = 0;
-  /** Positions of model attempts after `#modelIndex` matched out of order (by request). */
-  readonly #modelsTakenAhead = new Set<number>();
+  /** The positions in `#models` matched (or skipped). */
+  readonly #matchedModels = new MatchedPositions();
   #modelsByRequest = false;
   #inputIndex = 0;
   readonly #usedTools = new Set<RecordedAttempt>();
@@ -108,7 +107,7 @@ export class ReplayCursor {
 
   /** Recorded model and tool attempts not yet matched. */
   get remaining(): number {
-    const models = this.#models.length - this.#modelIndex - this.#modelsTakenAhead.size;
+    const models = this.#models.length - this.#matchedModels.count;
     return models + this.#tools.length - this.#usedTools.size;
   }
 
@@ -136,25 +135,10 @@ export class ReplayCursor {
 
   /** Matches the model attempt at `position` (one not matched yet). */
   #takeModelAt(position: number): ReplayMatch {
-    if (position === this.#modelIndex) {
-      this.#modelIndex++;
-      while (this.#modelsTakenAhead.delete(this.#modelIndex)) this.#modelIndex++;
-    } else this.#modelsTakenAhead.add(position);
+    this.#matchedModels.take(position);
     const match = matched(this.#models[position] as RecordedAttempt);
-    this.#undo.set(match, () => this.#untakeModelAt(position));
+    this.#undo.set(match, () => this.#matchedModels.untake(position));
     return match;
-  }
-
-  /** Makes the model attempt at `position` (matched) not matched again; the others stay as they are. */
-  #untakeModelAt(position: number): void {
-    if (position >= this.#modelIndex) {
-      this.#modelsTakenAhead.delete(position);
-      return;
-    }
-    // Those between it and the index stay matched (or skipped): taken ahead of the index now.
-    for (let taken = position + 1; taken < this.#modelIndex; taken++)
-      this.#modelsTakenAhead.add(taken);
-    this.#modelIndex = position;
   }
 
   /**
@@ -202,19 +186,11 @@ export class ReplayCursor {
    * matched by request are a tool's few inner calls, not an agent's thousands of turns.
    */
   #findModel(selects: (attempt: RecordedAttempt) => boolean): number {
-    for (let position = this.#modelIndex; position < this.#models.length; position++) {
-      if (this.#modelsTakenAhead.has(position)) continue;
+    for (let position = this.#matchedModels.next; position < this.#models.length; position++) {
+      if (this.#matchedModels.has(position)) continue;
       if (selects(this.#models[position] as RecordedAttempt)) return position;
     }
     return -1;
-  }
-
-  /** Moves past every model attempt before `position` (matched or not). */
-  #skipModelsBefore(position: number): void {
-    this.#modelIndex = position;
-    for (const taken of this.#modelsTakenAhead)
-      if (taken < position) this.#modelsTakenAhead.delete(taken);
-    while (this.#modelsTakenAhead.delete(this.#modelIndex)) this.#modelIndex++;
   }
 
   /**
@@ -228,7 +204,7 @@ export class ReplayCursor {
     request?: JsonValue,
     accepts?: (attempt: RecordedAttempt) => boolean,
   ): ReplayMatch | undefined {
-    const next = accepts === undefined ? this.#modelIndex : this.#findModel(accepts);
+    const next = accepts === undefined ? this.#matchedModels.next : this.#findModel(accepts);
     const attempt = next === -1 ? undefined : this.#models[next];
     if (!attempt) return undefined;
     if (attempt.requestHash === requestHash) return this.#takeModelAt(next);
@@ -349,7 +325,7 @@ export class ReplayCursor {
 
   /** True when the next recorded model attempt is a retry of `attemptId`. */
   retriesNext(attemptId: string): boolean {
-    return this.#models[this.#modelIndex]?.retryOf === attemptId;
+    return this.#models[this.#matchedModels.next]?.retryOf === attemptId;
   }
 
   /**
@@ -365,7 +341,7 @@ export class ReplayCursor {
     requestHash: string;
   }): ReplayMatch | undefined {
     let attempt: RecordedAttempt | undefined;
-    let modelPosition = this.#modelIndex;
+    let modelPosition = this.#matchedModels.next;
     if (call.kind === "model") {
       const next = this.retriesNext(call.retryOf);
       if (this.#modelsByRequest || (!next && this.#completedModel(call.retryOf)))
@@ -403,12 +379,12 @@ export class ReplayCursor {
       (attempt) => attempt.requestHash === requestHash && (accepts?.(attempt) ?? true),
     );
     const end = found === -1 ? this.#models.length : found;
-    if (accepts === undefined) this.#skipModelsBefore(end);
+    if (accepts === undefined) this.#matchedModels.skipBefore(end);
     else {
-      for (let position = this.#modelIndex; position < end; position++)
-        if (accepts(this.#models[position] as RecordedAttempt))
-          this.#modelsTakenAhead.add(position);
-      this.#skipModelsBefore(this.#modelIndex);
+      const matchedModels = this.#matchedModels;
+      for (let position = matchedModels.next; position < end; position++)
+        if (!matchedModels.has(position) && accepts(this.#models[position] as RecordedAttempt))
+          matchedModels.take(position);
     }
     return found !== -1;
   }
@@ -432,7 +408,7 @@ export class ReplayCursor {
 
   /** Moves past every recorded call and input: what the run does next is live. */
   skipAll(): void {
-    this.#skipModelsBefore(this.#models.length);
+    this.#matchedModels.skipBefore(this.#models.length);
     for (const attempt of this.#tools) this.#usedTools.add(attempt);
     this.#inputIndex = this.#inputs.length;
   }
