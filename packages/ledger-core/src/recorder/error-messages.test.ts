@@ -1,12 +1,12 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-messages-", afterAll);
+const dir = scratchDirectory("agent-ledger-messages-", { beforeAll, afterAll });
 
 const actor = { type: "agent" as const, id: "a" };
 

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
@@ -10,7 +10,7 @@ import { scratchDirectory } from "../testing/scratch-directory.js";
 import type { Attempt } from "./attempt.js";
 import { SessionRecorder } from "./session-recorder.js";
 
-const dir = scratchDirectory("agent-ledger-unwritten-", afterAll);
+const dir = scratchDirectory("agent-ledger-unwritten-", { beforeAll, afterAll });
 const actor: Actor = { type: "agent", id: "refunds" };
 const address = { sessionId: "s", runId: "r" };
 
