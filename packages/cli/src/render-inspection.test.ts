@@ -298,4 +298,23 @@ describe("renderInspection", () => {
     // Any other failure reads as before.
     expect(text).toMatch(/tool rpc \[c2\] {2}failed {2}\d+ ms {2}"unavailable" {2}attempt/);
   });
+  it("draws how a cancelled run ended as a branch of the run, not as its last call's outcome", async () => {
+    // Under a tool that completed, an indented "cancelled: ..." line read as that tool's
+    // cancellation (found by a user review of a turn stopped by its user).
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "stop",
+      runId: "turn",
+      actor: { type: "agent", id: "chat" },
+    });
+    await recorder.startRun();
+    const slow = await recorder.beforeToolCall({ toolCallId: "c1", name: "slow", args: {} });
+    await recorder.toolCompleted(slow, { done: true });
+    await recorder.cancelRun("user pressed stop");
+    const lines = renderInspection(await inspectSession(store, "stop")).split("\n");
+    const tool = lines.findIndex((line) => line.includes("tool slow [c1]  completed"));
+    expect(lines[tool]).toContain("├─ tool slow [c1]  completed");
+    expect(lines[tool + 1]).toMatch(/└─ run cancelled: "?user pressed stop/);
+  });
 });

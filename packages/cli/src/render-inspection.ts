@@ -203,7 +203,8 @@ type Item =
   | { kind: "run"; run: RunView; cause?: string; calledBy?: AttemptView }
   | { kind: "paused"; text: string }
   | { kind: "not-intact"; text: string }
-  | { kind: "unrecorded"; text: string };
+  | { kind: "unrecorded"; text: string }
+  | { kind: "ended"; text: string };
 
 /** What is left to print of the tree: a run (its line and all under it), or a line. */
 type Pending =
@@ -314,13 +315,14 @@ export function* inspectionLines(
       if (!placed.has(child)) items.push({ kind: "run", run: child });
     const pause = pausedText.get(run.runId);
     if (pause !== undefined) items.push({ kind: "paused", text: pause });
-    // Under the items, how a run that did not complete ended; pushed first, printed last.
-    if (run.status !== "running" && run.status !== "completed" && run.result !== undefined) {
-      pending.push({
-        kind: "line",
-        text: `${inner}   ${run.status}: ${preview(resultText(run.result), 100)}`,
+    // Last under the run, how a run that did not complete ended: a branch of the run's own, as
+    // a line under the last call's it read as that call's outcome ("cancelled" under a tool
+    // that had completed).
+    if (run.status !== "running" && run.status !== "completed" && run.result !== undefined)
+      items.push({
+        kind: "ended",
+        text: `run ${run.status}: ${preview(resultText(run.result), 100)}`,
       });
-    }
     for (let index = items.length - 1; index >= 0; index--) {
       const item = items[index] as Item;
       const isLast = index === items.length - 1;
@@ -338,6 +340,7 @@ export function* inspectionLines(
         pending.push({ kind: "line", text: `${branch}⏸ ${item.text}` });
       else if (item.kind === "not-intact" || item.kind === "unrecorded")
         pending.push({ kind: "line", text: `${branch}!! ${item.text}` });
+      else if (item.kind === "ended") pending.push({ kind: "line", text: `${branch}${item.text}` });
       else pending.push({ kind: "attempt", branch, attempt: item.attempt, retry: item.retry });
     }
   }
