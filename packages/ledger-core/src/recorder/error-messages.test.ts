@@ -102,7 +102,7 @@ describe("a resumed loop that records something other than what it recorded", ()
       details: { seq: 1, path: "$.input.at" },
     });
     expect(error.message).toBe(
-      "input differs from the one recorded at seq 1 (first difference at $.input.at: recorded 1, now 2): the agent is not re-executing the same run. An input built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution",
+      "input differs from the one recorded at seq 1 (first difference at $.input.at: recorded 1, now 2): the agent is not re-executing the same run. An input built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution. If the difference is meant (a new prompt, a deploy since the run began), this run cannot go on with it: close it (recorder.failRun or recorder.cancelRun) and start a new run",
     );
   });
 
@@ -119,7 +119,7 @@ describe("a resumed loop that records something other than what it recorded", ()
       details: { seq: 2, path: "$.args.amount", name: "send", recordedName: "send" },
     });
     expect(error.message).toBe(
-      "tool call c1 differs from the one recorded at seq 2 (first difference at $.args.amount: recorded 5, now 50): the agent is not re-executing the same run. A tool call built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution",
+      "tool call c1 differs from the one recorded at seq 2 (first difference at $.args.amount: recorded 5, now 50): the agent is not re-executing the same run. A tool call built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution. If the difference is meant (a new prompt, a deploy since the run began), this run cannot go on with it: close it (recorder.failRun or recorder.cancelRun) and start a new run",
     );
     const renamed = await SessionRecorder.resume({ store, sessionId: "s", runId: "main", actor });
     await renamed.recordInput({ q: "pay bob", at: 1 });

@@ -66,5 +66,5 @@ export function divergenceText(difference: JsonDifference | undefined, what: str
   const where = difference
     ? ` (first difference at ${difference.path}: recorded ${shortJson(difference.recorded)}, now ${shortJson(difference.now)})`
     : "";
-  return `${where}: the agent is not re-executing the same run. ${what} built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution`;
+  return `${where}: the agent is not re-executing the same run. ${what} built from something that changes between runs (the time, a random id) cannot be answered from the ledger: make it the same on a re-execution. If the difference is meant (a new prompt, a deploy since the run began), this run cannot go on with it: close it (recorder.failRun or recorder.cancelRun) and start a new run`;
 }
