@@ -232,3 +232,56 @@ describe("agent-ledger on a SQLite row that is no longer an event", () => {
     expect(lines[3]).toBe("session three: 2 of 3 run(s) fail verification");
   });
 });
+
+// Deleting a run's run.started row (or moving it to another session) hid the run from
+// listRuns, whose runs verify checks: verify said "intact" while inspect sent the user to it.
+describe("agent-ledger on a SQLite run whose first event was deleted", () => {
+  const path = join(directory, "headless.db");
+  const storeUrl = `sqlite:${path}`;
+
+  it("verify, verify --json and verify --all report the run tampered at seq 0 (exit 1)", async () => {
+    const store = await openStore(storeUrl);
+    const main = new SessionRecorder({
+      store,
+      sessionId: "headless",
+      runId: "main",
+      actor: { type: "agent", id: "planner" },
+    });
+    await main.startRun();
+    const child = main.child({ runId: "sub-1", actor: { type: "agent", id: "helper" } });
+    await child.startRun();
+    await child.completeRun("done");
+    await main.completeRun("done");
+    await store.close();
+    const database = new Database(path);
+    const where = "WHERE session_id = 'headless' AND seq = 0 AND run_id = ?";
+    expect(database.prepare(`DELETE FROM events ${where}`).run("main").changes).toBe(1);
+    expect(
+      database.prepare(`UPDATE events SET session_id = 'elsewhere' ${where}`).run("sub-1").changes,
+    ).toBe(1);
+    database.close();
+
+    const text = await runBin(["--store", storeUrl, "verify", "headless"]);
+    expect(text.code).toBe(1);
+    const lines = text.stdout.trimEnd().split("\n");
+    // Each run is placed by its first event left (main's is now its last, after sub-1's).
+    expect(lines[0]).toMatch(/^TAMPERED {2}run sub-1 {2}bad seq 0: \S/);
+    expect(lines[1]).toMatch(/^TAMPERED {2}run main {2}bad seq 0: \S/);
+    expect(lines.at(-1)).toBe("session headless: 2 of 2 run(s) fail verification");
+
+    const json = await runBin(["--store", storeUrl, "verify", "headless", "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      runs: [
+        { runId: "sub-1", ok: false, badSeq: 0 },
+        { runId: "main", ok: false, badSeq: 0 },
+      ],
+    });
+
+    const all = await runBin(["--store", storeUrl, "verify", "--all"]);
+    expect(all.code).toBe(1);
+    expect(all.stdout).toMatch(/TAMPERED {2}run main {2}bad seq 0/);
+    expect(all.stdout).not.toContain("all intact");
+  });
+});

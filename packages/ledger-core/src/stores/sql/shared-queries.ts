@@ -1,4 +1,4 @@
-import { and, asc, type Column, eq, gt, gte, inArray, lt, type SQL } from "drizzle-orm";
+import { and, asc, type Column, eq, gt, gte, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { bufferOf } from "../../store/blob.js";
 import type { EventRow, HeadRow, RunRow } from "./rows.js";
 import type { BlobRow, SqlBackend } from "./sql-backend.js";
@@ -190,6 +190,13 @@ export async function runRows(
   { events, runs }: QueryTables,
   sessionId: string,
 ): Promise<RunRow[]> {
+  // Every run row is listed, in the order of its first event's cursor (one seek on the
+  // (session, run, seq) index): not joined to seq 0, which hid a run whose run.started was
+  // deleted from verify, the one reader that must see it. A run whose first events were deleted
+  // is placed by its first event left; a run with no event left comes last.
+  const firstCursor = sql`(SELECT ${events.commitCursor} FROM ${events}
+    WHERE ${events.sessionId} = ${runs.sessionId} AND ${events.runId} = ${runs.runId}
+    ORDER BY ${events.seq} LIMIT 1)`;
   const rows = await db
     .select({
       runId: runs.runId,
@@ -200,12 +207,11 @@ export async function runRows(
       startedAt: runs.startedAt,
     })
     .from(runs)
-    .innerJoin(
-      events,
-      and(eq(events.sessionId, runs.sessionId), eq(events.runId, runs.runId), eq(events.seq, 0)),
-    )
     .where(eq(runs.sessionId, sessionId))
-    .orderBy(asc(events.commitCursor));
+    .orderBy(
+      asc(sql`coalesce(${firstCursor}, ${sql.raw(String(Number.MAX_SAFE_INTEGER))})`),
+      asc(runs.runId),
+    );
   return rows.map((row) => ({
     ...(row as unknown as RunRow),
     runId: idText(row.runId),

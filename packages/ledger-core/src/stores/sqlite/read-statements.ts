@@ -22,16 +22,21 @@ export function readStatements(state: SqliteBackendState): ReadStatements {
              AND e.seq = (SELECT max(seq) FROM events WHERE session_id = r.session_id AND run_id = r.run_id)
            WHERE r.session_id = ? AND r.run_id = ?`,
       ),
+      // Every run row is listed, in the order of its first event's cursor (one seek on
+      // events_run_seq): not joined to seq 0, which hid a run whose run.started was deleted
+      // from verify, the one reader that must see it. A run whose first events were deleted is
+      // placed by its first event left; a run with no event left comes last.
       runs: database.prepare(
         `SELECT r.run_id AS runId, r.status AS status, r.closed_length AS closedLength,
              r.closed_hash AS closedHash, r.parent_run_id AS parentRunId,
-             r.started_at AS startedAt, e.seq AS seq, e.body AS body
+             r.started_at AS startedAt, e.seq AS seq, e.body AS body,
+             (SELECT commit_cursor FROM events WHERE session_id = r.session_id AND run_id = r.run_id
+               ORDER BY seq LIMIT 1) AS firstCursor
            FROM runs r
-           JOIN events f ON f.session_id = r.session_id AND f.run_id = r.run_id AND f.seq = 0
            LEFT JOIN events e ON e.session_id = r.session_id AND e.run_id = r.run_id
              AND e.seq = (SELECT max(seq) FROM events WHERE session_id = r.session_id AND run_id = r.run_id)
            WHERE r.session_id = ?
-           ORDER BY f.commit_cursor`,
+           ORDER BY coalesce(firstCursor, 9007199254740991), r.run_id`,
       ),
       sessions: database.prepare(
         `SELECT s.session_id AS sessionId, s.created_at AS createdAt,
