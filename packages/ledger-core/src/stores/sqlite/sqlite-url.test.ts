@@ -115,4 +115,39 @@ describe("sqlite: and file: URLs", () => {
     for (const url of same) expect(sqlitePath(url)).toBe(file);
     await expectSameLedger(same);
   });
+
+  it("reads sqlite:// as a file: URL: an empty host or localhost, then an absolute path; refuses any other host at $.url, creating nothing", async () => {
+    // sqlite://tmp/x.db was the relative path tmp/x.db, and sqlite://localhost/tmp/z.db the
+    // relative localhost/tmp/z.db, while sqlite:///tmp/y.db was /tmp/y.db.
+    const ledger = join(folder, "hosts.db");
+    expect(sqlitePath(`sqlite://${ledger}`)).toBe(ledger);
+    expect(sqlitePath(`sqlite://localhost${ledger}`)).toBe(ledger);
+    expect(sqlitePath(`sqlite://LocalHost${ledger}`)).toBe(ledger);
+    await startRunAt(`sqlite://localhost${ledger}`);
+    await expectSameLedger([`sqlite://${ledger}`, `file:${ledger}`]);
+
+    const workingFolder = process.cwd();
+    const inside = join(folder, "cwd");
+    mkdirSync(join(inside, "tmp"), { recursive: true });
+    process.chdir(inside);
+    try {
+      for (const [url, host, relative] of [
+        ["sqlite://tmp/x.db", "tmp", "tmp/x.db"],
+        ["sqlite://ledger.db", "ledger.db", "ledger.db"],
+        ["sqlite://db.internal/var/ledger.db", "db.internal", "db.internal/var/ledger.db"],
+      ] as const) {
+        const error = await refusal(url);
+        expect(LedgerError.isInstance(error, "invalid-argument"), url).toBe(true);
+        expect(error?.path).toBe("$.url");
+        expect(error?.message).toContain(`names a host (${JSON.stringify(host)})`);
+        expect(error?.message).toContain(`write sqlite:///${relative};`);
+        expect(error?.message).toContain(`write sqlite:./${relative}`);
+      }
+      expect(readdirSync(inside)).toEqual(["tmp"]);
+      expect(readdirSync(join(inside, "tmp"))).toEqual([]);
+    } finally {
+      process.chdir(workingFolder);
+    }
+    expect(() => sqlitePath("sqlite://localhost")).toThrow(/needs a path/);
+  });
 });

@@ -3,7 +3,8 @@ import { InvalidArgumentError } from "../../events/errors.js";
 import { redactUrl } from "../../store/redact-url.js";
 
 /**
- * The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` or `file:` URL. A query
+ * The path of a `sqlite:./x.db`, `sqlite::memory:`, `sqlite:///abs.db` (or
+ * `sqlite://localhost/abs.db`; another host is refused) or `file:` URL. A query
  * or a fragment is refused (assertNoQuery, assertNoFragment); in a `sqlite:` or `file:` path
  * (not `file://`, which decodes every escape) `%3F` stands for a "?" of the file's name and
  * `%23` for a "#", and nothing else is decoded.
@@ -25,10 +26,29 @@ export function sqlitePath(url: string): string {
   if (!url.startsWith("sqlite:"))
     throw new InvalidArgumentError("$.url", "a SQLite URL starts with sqlite: or file:");
   let path = url.slice("sqlite:".length);
-  if (path.startsWith("//")) path = path.slice(2);
+  if (path.startsWith("//")) path = withoutLocalHost(url, path.slice(2));
   if (path.length === 0)
     throw new InvalidArgumentError("$.url", "a SQLite URL needs a path, e.g. sqlite:./ledger.db");
   return withEscapedMarks(path);
+}
+
+/**
+ * The path after `sqlite://`, read as a file: URL's: an empty host or `localhost`, then an
+ * absolute path. Any other host is refused: `sqlite://tmp/x.db` was read as the relative path
+ * `tmp/x.db` (and `sqlite://localhost/tmp/z.db` as `localhost/tmp/z.db`), a ledger made in
+ * whatever folder the process ran in while `sqlite:///tmp/x.db` named `/tmp/x.db`.
+ */
+function withoutLocalHost(url: string, afterSlashes: string): string {
+  const slash = afterSlashes.indexOf("/");
+  const host = slash < 0 ? afterSlashes : afterSlashes.slice(0, slash);
+  if (host === "" || host.toLowerCase() === "localhost")
+    return slash < 0 ? "" : afterSlashes.slice(slash);
+  const rest = slash < 0 ? "" : afterSlashes.slice(slash);
+  const relative = `${host}${rest}`;
+  throw new InvalidArgumentError(
+    "$.url",
+    `${JSON.stringify(url)} names a host (${JSON.stringify(host)}), and a SQLite ledger is a file on this machine: after sqlite:// comes an absolute path, as in a file: URL (sqlite:///var/ledger.db, or sqlite://localhost/var/ledger.db). For the absolute path /${relative} write sqlite:///${relative}; for ${relative} in the current folder write sqlite:./${relative}`,
+  );
 }
 
 /**
