@@ -64,11 +64,12 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   return store;
 }
 
-/** The options under which the store classes take a URL. */
-const urlOptions = ["$.url", "$.uri", "$.connectionString"];
+/** The options under which the store classes take a URL (SQLite's path is its URL's). */
+const urlOptions = ["$.url", "$.uri", "$.connectionString", "$.path"];
 
 /**
- * A store class's `invalid-argument` about its URL option (uri, connectionString), from its
+ * A store class's `invalid-argument` about its URL option (uri, connectionString, a SQLite
+ * path: a folder that does not exist, a file that is not a database), from its
  * constructor or its init() (a database that holds another application's tables), told at
  * `$.url`: openStore's caller gave a URL, not those options. Any other error as it is.
  */

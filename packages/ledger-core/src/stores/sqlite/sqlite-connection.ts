@@ -1,7 +1,8 @@
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
-import { noLedgerError, StoreUnavailableError } from "../../events/errors.js";
+import { InvalidArgumentError, noLedgerError, StoreUnavailableError } from "../../events/errors.js";
 import { type ConnectionHeads, connectionHeads } from "./sqlite-heads.js";
 
 /**
@@ -27,8 +28,9 @@ interface Connection {
 /**
  * The SQLite store's one connection, opened on first use (the store's `init`), so that
  * `init({ create: false })` can refuse a missing file without making it, or a file that holds
- * no ledger without changing it. Every failure to open (no such folder, not a database, no
- * permission) is `store-unavailable` from here. Closed once, after which it refuses instead of
+ * no ledger without changing it. A path that cannot hold a ledger (no such folder, a file that
+ * is not a SQLite database) is `invalid-argument` at `$.path`; any other failure to open (no
+ * permission, a lock) is `store-unavailable`. Closed once, after which it refuses instead of
  * opening again.
  */
 export class SqliteConnection {
@@ -51,8 +53,9 @@ export class SqliteConnection {
 
   /**
    * Opens the database and sets what belongs to the connection alone (busy timeout, fsync on
-   * commit, deleted content zeroed); undefined with `mustExist` where there is no such file. A failure (not a database,
-   * no permission) is `store-unavailable`, and a handle of its own is closed again. WAL is set
+   * commit, deleted content zeroed); undefined with `mustExist` where there is no such file.
+   * A failure is `invalid-argument` for a path that cannot hold a ledger (setUpMistake), else
+   * `store-unavailable` (no permission), and a handle of its own is closed again. WAL is set
    * by the store's `init`: it is written into the file, which a reader that opens a file
    * holding no ledger must leave as it was.
    */
@@ -70,7 +73,10 @@ export class SqliteConnection {
       database.pragma("secure_delete = ON");
     } catch (error) {
       if (this.#owned && database?.open) database.close();
-      throw new StoreUnavailableError(openFailure(this.#location, error), error);
+      throw (
+        (this.#owned ? setUpMistake(this.#location, error) : undefined) ??
+        new StoreUnavailableError(openFailure(this.#location, error), error)
+      );
     }
     this.#connection = {
       database,
@@ -105,6 +111,29 @@ export class SqliteConnection {
     const database = this.#connection?.database;
     if (this.#owned && database?.open) database.close();
   }
+}
+
+/**
+ * The `invalid-argument` for a failure to open that no retry mends, as `store-unavailable`
+ * (which supervisors retry) would have it: the path's folder does not exist, or the file is
+ * not a SQLite database. A missing permission stays `store-unavailable`: an operator mends it
+ * (chmod, chown, a mount) while the agent is retried, with nothing to change in its set-up.
+ */
+function setUpMistake(location: string, error: unknown): InvalidArgumentError | undefined {
+  const folder = dirname(location);
+  if (!existsSync(folder))
+    return new InvalidArgumentError(
+      "$.path",
+      `the folder ${folder} of the SQLite database ${location} does not exist, and SQLite makes no folder: create it (mkdir -p ${folder}), or name a file in a folder that exists. Nothing was made`,
+      { cause: error },
+    );
+  if ((error as { code?: unknown }).code === "SQLITE_NOTADB")
+    return new InvalidArgumentError(
+      "$.path",
+      `${location} is not a SQLite database file (its first bytes are not SQLite's header): name the ledger's file, or a path where none is yet for a new ledger. If it held a ledger, its first page is damaged: restore it from a backup (sqlite3 ${location} ".recover" saves what is readable). The file was left as it was`,
+      { cause: error },
+    );
+  return undefined;
 }
 
 /**

@@ -57,7 +57,7 @@ describe("SqliteEventStore", () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it("a file that is not SQLite: not-found for a reader, store-unavailable for a writer, and left as it was", async () => {
+  it("a file that is not SQLite: not-found for a reader, invalid-argument at $.url for a writer (no retry mends it), and left as it was", async () => {
     const path = freshPath();
     writeFileSync(path, "notes, not a database\n");
     const reader = await openStore(`sqlite:${path}`, { create: false }).catch(
@@ -68,8 +68,13 @@ describe("SqliteEventStore", () => {
       `no ledger at ${path}: the file is not a SQLite database`,
     );
     const writer = await openStore(`sqlite:${path}`).catch((error: unknown) => error);
-    expect(LedgerError.isInstance(writer, "store-unavailable")).toBe(true);
+    expect(LedgerError.isInstance(writer, "invalid-argument"), String(writer)).toBe(true);
+    expect((writer as LedgerError).path).toBe("$.url");
+    expect((writer as LedgerError).message).toContain(`${path} is not a SQLite database file`);
+    expect((writer as LedgerError).message).toContain("name the ledger's file");
     expect(((writer as LedgerError).cause as { code?: string }).code).toBe("SQLITE_NOTADB");
+    const direct = await new SqliteEventStore({ path }).init().catch((error: unknown) => error);
+    expect(direct).toMatchObject({ code: "invalid-argument", path: "$.path" });
     expect(readFileSync(path, "utf8")).toBe("notes, not a database\n");
   });
 
@@ -340,14 +345,23 @@ describe("SqliteEventStore", () => {
     database.close();
   });
 
-  it("reports a file it cannot open as store-unavailable, on first use, making nothing", async () => {
-    const path = join(folder, "missing-dir", "x.db");
+  // A folder that is not there stays missing however often a supervisor retries: not
+  // store-unavailable (which it retries), but the set-up mistake it is, and which folder.
+  it("refuses a path in a folder that does not exist with invalid-argument, on first use, making nothing", async () => {
+    const missingFolder = join(folder, "missing-dir");
+    const path = join(missingFolder, "x.db");
     const store = new SqliteEventStore({ path });
     const error = await store.init().catch((failure: unknown) => failure);
-    expect(LedgerError.isInstance(error, "store-unavailable")).toBe(true);
-    expect((error as LedgerError).message).toContain(`cannot open the SQLite database ${path}`);
+    expect(LedgerError.isInstance(error, "invalid-argument"), String(error)).toBe(true);
+    expect((error as LedgerError).path).toBe("$.path");
+    expect((error as LedgerError).message).toContain(
+      `the folder ${missingFolder} of the SQLite database ${path} does not exist`,
+    );
+    expect((error as LedgerError).message).toContain(`mkdir -p ${missingFolder}`);
     expect((error as LedgerError).cause).toBeInstanceOf(Error);
-    expect(existsSync(join(folder, "missing-dir"))).toBe(false);
+    const throughUrl = await openStore(`sqlite:${path}`).catch((failure: unknown) => failure);
+    expect(throughUrl).toMatchObject({ code: "invalid-argument", path: "$.url" });
+    expect(existsSync(missingFolder)).toBe(false);
     // A reader is told there is no ledger there.
     const reader = new SqliteEventStore({ path });
     const missing = await reader.init({ create: false }).catch((failure: unknown) => failure);
@@ -362,9 +376,10 @@ describe("SqliteEventStore", () => {
       await openStore(`sqlite:${folder}`).catch((error: unknown) => error),
       await openStore(`sqlite:${folder}`, { create: false }).catch((error: unknown) => error),
     ];
-    for (const refusal of refusals) {
+    for (const [index, refusal] of refusals.entries()) {
       expect(LedgerError.isInstance(refusal, "invalid-argument"), String(refusal)).toBe(true);
-      expect((refusal as LedgerError).path).toBe("$.path");
+      // openStore's caller gave a URL.
+      expect((refusal as LedgerError).path).toBe(index === 0 ? "$.path" : "$.url");
       expect((refusal as LedgerError).message).toContain(`${folder} is a directory`);
     }
     for (const path of [5, "", undefined])
