@@ -8,6 +8,7 @@ import type { ReplayCursor } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
 import { assertEventStore, validateActor, validateMetadata } from "../store/validate.js";
 import { ChildRuns } from "./child-runs.js";
+import type { ClosedRunRecords } from "./closed-run-records.js";
 import { CommitQueue } from "./commit-queue.js";
 import { OpenAttempts } from "./outcome-guard.js";
 import { assertOptionsObject, type SessionRecorderOptions } from "./recorder-options.js";
@@ -49,6 +50,8 @@ export class RecorderState {
   startedEvent: LedgerEvent | undefined;
   /** The terminal event of a run that was already closed when this recorder loaded it. */
   recordedEnd: LedgerEvent | undefined;
+  /** The checkpoints and evidence of that closed run, given back to a loop re-executing it. */
+  closedRecords: ClosedRunRecords | undefined;
   lastModelCompletion: string | undefined;
   /** The recorder whose `child()` made this one: its run is this run's parent. */
   parent: RecorderState | undefined;

@@ -4,6 +4,7 @@ import type { LedgerEvent } from "../events/types.js";
 import { ReplayCursor } from "../replay/replay-cursor.js";
 import { readRecordedRun, readWholeRun } from "../store/read-all.js";
 import { loadRecordedChildren } from "./child-runs.js";
+import { ClosedRunRecords } from "./closed-run-records.js";
 import { CommitQueue } from "./commit-queue.js";
 import {
   assertOptionsObject,
@@ -93,6 +94,7 @@ export function adopt(state: RecorderState, events: readonly LedgerEvent[]): voi
   if (end) {
     state.status = end;
     state.recordedEnd = last;
+    state.closedRecords = new ClosedRunRecords(events);
   }
   for (const event of events) {
     state.open.read(event);

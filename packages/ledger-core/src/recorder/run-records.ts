@@ -5,11 +5,13 @@ import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { isBlobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
+import { answeredByClosedRun } from "./closed-run-records.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
 import { compactedPayload, METADATA_ONLY, type MetadataOption } from "./prepare-payload.js";
 import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
 import { assertNoneLeftInFlight } from "./run-lifecycle.js";
+import { inTurn } from "./turns.js";
 
 export interface EvidenceRecord {
   /** Domain key: a later record with the same key supersedes this one in `latestEvidence`. */
@@ -33,19 +35,24 @@ export async function checkpoint(
   options: MetadataOption,
 ): Promise<LedgerEvent> {
   assertOptions(options, METADATA_ONLY, "checkpoint");
-  // A checkpoint is often a whole serialized framework state (an OpenAI Agents RunState at
-  // every interruption): over the threshold, it goes to a blob as a call's payload does.
-  const compact = state.compactor.begin();
-  const event: NewEvent = {
-    type: "checkpoint.saved",
-    payload: compactedPayload(compact, state.redact, {
+  // In its turn: a child of a resumed run knows whether its run was closed once it is loaded.
+  return inTurn(state, async () => {
+    const answered = answeredByClosedRun(state, "checkpoint.saved");
+    if (answered !== undefined) return answered;
+    // A checkpoint is often a whole serialized framework state (an OpenAI Agents RunState at
+    // every interruption): over the threshold, it goes to a blob as a call's payload does.
+    const compact = state.compactor.begin();
+    const event: NewEvent = {
       type: "checkpoint.saved",
-      value,
-      path: "$",
-    }),
-  };
-  if (options.metadata !== undefined) event.metadata = options.metadata;
-  return await commitCompacted(state, event, compact);
+      payload: compactedPayload(compact, state.redact, {
+        type: "checkpoint.saved",
+        value,
+        path: "$",
+      }),
+    };
+    if (options.metadata !== undefined) event.metadata = options.metadata;
+    return await commitCompacted(state, event, compact);
+  });
 }
 
 /** `SessionRecorder.recordEvidence`. */
@@ -73,6 +80,8 @@ export async function recordEvidence(
         "a reference must be sha256:<64 hex>",
       );
   });
+  const answered = await inTurn(state, async () => answeredByClosedRun(state, "evidence.recorded"));
+  if (answered !== undefined) return answered;
   // Evidence must point at something: every ref must be a stored blob.
   const refs = [...new Set(record.evidenceRefs)];
   if (refs.length > 0) await assertBlobsStored(state.store, refs);

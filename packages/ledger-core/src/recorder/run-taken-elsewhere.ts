@@ -1,5 +1,6 @@
 import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import type { LedgerEvent } from "../events/types.js";
+import { closedBeforeResume } from "./closed-run-records.js";
 import type { RecorderState } from "./recorder-state.js";
 
 /** What a writer that lost its run to another is to make of it, said once for both codes. */
@@ -13,8 +14,9 @@ const ANOTHER_PROCESS =
  * that lost a race, or a zombie of a crashed process, must hear. When what was written since is
  * a person's decisions only (`agent-ledger resolve`, or `--cancel-open`, while the worker
  * resumed), it says that instead: no process has the run, and a resume hears the decision.
- * Code, class and fields are the store's. Undefined for any other error, and for a `run-closed`
- * of a run this recorder closed or found closed.
+ * Code, class and fields are the store's. The `run-closed` of a run this recorder found closed
+ * says that it had ended before the resume (`closedBeforeResume`). Undefined for any other
+ * error, and for a `run-closed` of a run this recorder closed.
  */
 export async function runTakenElsewhere(
   state: RecorderState,
@@ -42,7 +44,8 @@ export async function runTakenElsewhere(
     });
   }
   if (!LedgerError.isInstance(error, "run-closed")) return undefined;
-  if (state.status !== "running" || state.recordedEnd !== undefined) return undefined;
+  if (state.recordedEnd !== undefined) return closedBeforeResume(state, state.recordedEnd);
+  if (state.status !== "running") return undefined;
   const status = error.details?.status;
   if (typeof status !== "string") return undefined;
   const decided = await decisionsSince(state, state.queue.nextSeq);

@@ -15,7 +15,7 @@ const core = new URL("../../dist/index.js", import.meta.url).href;
 const sqlite = new URL("../../dist/stores/sqlite/index.js", import.meta.url).href;
 
 // An agent loop as its own process: `<db> fresh|resume [barrier]`. Three model calls, a tool
-// call (idempotent) after each of the first two. It prints one JSON line per thing it does:
+// call (idempotent) after each of the first two, each turn ending with a checkpoint. It prints one JSON line per thing it does:
 // `ready` once its recorder has read the run (a resumer then waits for the barrier file, so two
 // resumers race for real), `effect` for each model call it pays for and each tool it runs, and
 // `finished` or `error` at the end. A fresh run stops inside tool call c1 (`inFlight`) until
@@ -56,6 +56,7 @@ try {
       }
       await recorder.toolCompleted(call, "written");
     }
+    await recorder.checkpoint({ turn, at: Date.now() });
   }
   await recorder.completeRun({ answer: "done" });
   say({ finished: true });
@@ -137,6 +138,20 @@ describe("two processes resume the same crashed run at once", () => {
       );
       await expectIntactRun(path);
     }
+  });
+
+  it("a worker that resumes the run once the other has closed it re-executes it from the ledger: it finishes, pays nothing and writes nothing", async () => {
+    const path = join(dir, "after-close.db");
+    await crashedRun(path);
+    const first = await agentProcess([path, "resume"]).exited;
+    expect(outcome(first.lines), first.stderr).toEqual({ finished: true });
+    const length = await expectIntactRun(path);
+    // The second worker read the run closed: its checkpoints, as its calls and its end, are
+    // answered from the ledger (they were "run main is completed and accepts no more events").
+    const second = await agentProcess([path, "resume"]).exited;
+    expect(outcome(second.lines), second.stderr).toEqual({ finished: true });
+    expect(effects(second.lines)).toEqual([]);
+    expect(await expectIntactRun(path)).toBe(length);
   });
 
   it("a zombie of the crashed process that comes back has its late writes refused, saying why", async () => {
