@@ -89,6 +89,14 @@ export async function requestModelCall(
       needs: "beforeModelCall needs { request }",
     });
     assertReplayAccepts(options.replayAccepts);
+    // Recorded as null, every such call would hash alike, and a resume would answer each with
+    // the first recorded response. (A tool call's missing args, a tool's undefined result, are
+    // null by design: a tool may take nothing and return nothing.)
+    if (options.request === undefined)
+      throw new InvalidArgumentError(
+        "$.request",
+        "beforeModelCall needs the request it sends the model (request: the messages and settings, as plain JSON): without one, every call is recorded alike and a resume would answer each with the first call's response. Nothing was written; pass { request } (null if the call truly has none).",
+      );
     const request = preparePayload(
       state.redact,
       "model.requested",

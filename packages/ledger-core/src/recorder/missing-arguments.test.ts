@@ -44,6 +44,28 @@ describe("a missing argument from JavaScript", () => {
     expect((await store.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
   });
 
+  // Recorded as null, every such call hashed the same: on resume each matched the first
+  // recorded answer, whatever the loop meant to ask.
+  it("refuses a model call without a request at $.request, and writes nothing", async () => {
+    const { store, recorder } = await startedRun();
+    for (const options of [{}, { request: undefined }]) {
+      const refused = recorder.beforeModelCall(options as never);
+      await expect(refused).rejects.toMatchObject({ code: "invalid-argument", path: "$.request" });
+      await expect(refused).rejects.toThrow("beforeModelCall needs the request it sends the model");
+    }
+    expect((await store.readRun({ sessionId: "s", runId: "r" })).events).toHaveLength(1);
+    // A tool call without args (a tool that takes none) and a tool that returned nothing are
+    // recorded with null: adapters pass a JavaScript tool's undefined result as it is.
+    const call = await recorder.beforeToolCall({ name: "clock" } as never);
+    const completed = await recorder.toolCompleted(call, undefined);
+    expect(completed.payload).toEqual({ result: null });
+    const { events } = await store.readRun({ sessionId: "s", runId: "r" });
+    expect(events.find((event) => event.type === "tool.requested")?.payload).toMatchObject({
+      name: "clock",
+      args: null,
+    });
+  });
+
   it("refuses child() without options as the constructor refuses bad options", async () => {
     const { recorder: parent } = await startedRun();
     let error: unknown;
