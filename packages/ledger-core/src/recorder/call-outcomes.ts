@@ -5,7 +5,7 @@ import {
   attemptNeeded,
   type KnownKeys,
 } from "../events/argument-checks.js";
-import { InvalidArgumentError } from "../events/errors.js";
+import { InvalidArgumentError, withAdvice } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent } from "../events/types.js";
@@ -52,6 +52,22 @@ const MODEL_FAILED_OPTIONS: KnownKeys<MetadataOption & { partial?: unknown }> = 
   partial: true,
 };
 
+/**
+ * `make`'s payload of an outcome; its `non-serializable` told with what to do. The value is
+ * most often an SDK's object (a class instance, a Date inside), and the call it settles was
+ * made and paid for: refused, it stays unresolved, which the bare "not plain JSON" did not say.
+ */
+function asOutcome<T>(what: string, name: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    throw withAdvice(
+      error,
+      `It is ${what}: record a plain JSON copy of it (JSON.parse(JSON.stringify(${name})), or pick the fields you need). Nothing was written: the call was made, and it stays unresolved until its outcome is recorded (call this again with the copy)`,
+    );
+  }
+}
+
 /** `SessionRecorder.modelCompleted`. */
 export function completeModelCall(
   state: RecorderState,
@@ -64,13 +80,15 @@ export function completeModelCall(
     // `metdata` lost what the caller meant to keep with the outcome.
     assertOptions(options, METADATA_ONLY, "modelCompleted");
     const compact = state.compactor.begin();
-    const stored = compactedPayload(compact, state.redact, {
-      type: "model.completed",
-      value: response,
-      path: "$",
-      field: "response",
-      text: true,
-    });
+    const stored = asOutcome("the model's response", "response", () =>
+      compactedPayload(compact, state.redact, {
+        type: "model.completed",
+        value: response,
+        path: "$",
+        field: "response",
+        text: true,
+      }),
+    );
     return resolveAttempt(
       state,
       attempt,
@@ -118,12 +136,14 @@ export function completeToolCall(
     assertOptions(options, METADATA_ONLY, "toolCompleted");
     const compact = state.compactor.begin();
     const payload: JsonObject = {
-      result: compactedPayload(compact, state.redact, {
-        type: "tool.completed",
-        value: result,
-        path: "$",
-        field: "result",
-      }),
+      result: asOutcome("the tool's result", "result", () =>
+        compactedPayload(compact, state.redact, {
+          type: "tool.completed",
+          value: result,
+          path: "$",
+          field: "result",
+        }),
+      ),
     };
     if (attempt.toolCallId !== undefined) {
       // The attempt comes back from the caller: its id enters a prevalidated payload.
