@@ -8,6 +8,7 @@ import type { RecordedAttempt, ReplayMatch } from "../replay/replay-cursor.js";
 import { validateEffect } from "../store/validate.js";
 import type { Attempt } from "./attempt.js";
 import { atStep, commitRequest, type RequestCommon } from "./commit-request.js";
+import { asArgument } from "./option-errors.js";
 import { preparePayload } from "./prepare-payload.js";
 import type { RecorderState } from "./recorder-state.js";
 import { answerFromLedger, mayRunAgain, unresolvedToolCall } from "./replayed-calls.js";
@@ -284,13 +285,17 @@ export async function adoptUnsure(
 /** A tool call's effect with the defaults filled in, checked as the store would check it. */
 export function toolEffect(given: Partial<ToolEffect> | undefined): ToolEffect {
   const effect = toPlainJson({ ...DEFAULT_EFFECT, ...given }, "$.effect");
-  validateEffect({ effect }, "$");
+  asArgument(() => validateEffect({ effect }, "$"));
   return effect as unknown as ToolEffect;
 }
 
 /** A tool's name: a non-empty string that can be stored (it enters a prevalidated payload). */
 export function assertToolName(name: unknown): asserts name is string {
+  if (name === undefined) throw new InvalidArgumentError("$.name", "a tool call needs a name");
   if (typeof name !== "string" || name.length === 0)
-    throw new InvalidArgumentError("$.name", "a tool call needs a name");
+    throw new InvalidArgumentError(
+      "$.name",
+      `a tool call's name must be a non-empty string, got ${name === "" ? "an empty string" : name === null ? "null" : typeof name}`,
+    );
   toPlainJson(name, "$.name");
 }

@@ -173,12 +173,12 @@ describe("SessionRecorder", () => {
       ],
       [
         rec.beforeToolCall({ name: "lookup", args: {}, effect: { kind: "maybe" } as never }),
-        "invalid-event",
+        "invalid-argument",
         "$.effect.kind",
       ],
       [
         rec.beforeToolCall({ name: "lookup", args: {}, effect: { idempotent: "yes" } as never }),
-        "invalid-event",
+        "invalid-argument",
         "$.effect.idempotent",
       ],
       [rec.beforeToolCall({ name: "look\uD800up", args: {} }), "non-serializable", "$.name"],
@@ -292,7 +292,7 @@ describe("SessionRecorder", () => {
     expect(again.causedByEventId).toBe(completion.eventId);
     const tampered: [object, string, string][] = [
       [{ request: { amount: () => 5 } }, "non-serializable", "$.request.amount"],
-      [{ effect: { kind: "sometimes", idempotent: true } }, "invalid-event", "$.effect.kind"],
+      [{ effect: { kind: "sometimes", idempotent: true } }, "invalid-argument", "$.effect.kind"],
       [{ requestHash: 42 }, "invalid-argument", "$.requestHash"],
       [{ attemptId: "" }, "invalid-event", "$.attemptId"],
       [{ kind: "other" }, "invalid-argument", "$.kind"],
