@@ -3,11 +3,11 @@ import {
   type LedgerEvent,
   ledgerCommand,
   NotFoundError,
-  type RunSummary,
   readWholeRun,
 } from "@agent-ledger/core";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
+import { runsBelow } from "./runs-below.js";
 import { SUBGRAPH_FIELD } from "./subgraph-runs.js";
 import { payloadThreadId } from "./thread-run-id.js";
 
@@ -45,18 +45,7 @@ export async function subgraphRunsWithCalls(
   address: { sessionId: string; runId: string },
   threadId: string | undefined,
 ): Promise<SubgraphCalls[]> {
-  const runs = await store.listRuns(address.sessionId);
-  const byParent = new Map<string, RunSummary[]>();
-  for (const run of runs) {
-    if (run.parentRunId === undefined) continue;
-    byParent.set(run.parentRunId, [...(byParent.get(run.parentRunId) ?? []), run]);
-  }
-  const below: RunSummary[] = [];
-  for (let next = [address.runId]; next.length > 0; ) {
-    const children = next.flatMap((runId) => byParent.get(runId) ?? []);
-    below.push(...children);
-    next = children.map((run) => run.runId);
-  }
+  const below = await runsBelow(store, address.sessionId, address.runId);
   below.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   const found: SubgraphCalls[] = [];
   for (const run of below) {

@@ -4,7 +4,6 @@ import {
   type JsonObject,
   type LedgerEvent,
   type ReplayCursor,
-  type RunSummary,
   type SessionRecorder,
   sha256Hex,
 } from "@agent-ledger/core";
@@ -12,6 +11,7 @@ import { recordedThreadId, threadIdOf } from "./langchain-metadata.js";
 import { abandonModelCallsLeftByCrash } from "./open-model-calls.js";
 import { isRecord } from "./plain-json.js";
 import type { ToolRun } from "./run-tree.js";
+import { runsBelow } from "./runs-below.js";
 import { threadIdFields } from "./thread-run-id.js";
 
 // LangGraph subgraphs as child runs. LangGraph names where a call runs in the metadata of every
@@ -291,17 +291,7 @@ export async function closeSubgraphRuns(
   // session's runs are read only when one could be there.
   if (!root.resumed && opened.length === 0) return;
   const { store, sessionId } = root;
-  const byParent = new Map<string, RunSummary[]>();
-  for (const run of await store.listRuns(sessionId)) {
-    if (run.parentRunId === undefined) continue;
-    byParent.set(run.parentRunId, [...(byParent.get(run.parentRunId) ?? []), run]);
-  }
-  const below: RunSummary[] = [];
-  for (let next = [root.runId]; next.length > 0; ) {
-    const runs = next.flatMap((runId) => byParent.get(runId) ?? []);
-    below.push(...runs);
-    next = runs.map((run) => run.runId);
-  }
+  const below = await runsBelow(store, sessionId, root.runId);
   const recorders = new Map(opened.map((recorder) => [recorder.runId, recorder]));
   for (const run of below.reverse()) {
     if (run.status !== "running") continue;
