@@ -37,6 +37,7 @@ import { resumeOptions, resumeRun } from "./resume.js";
 import { retryCall } from "./retry-call.js";
 import { cancelRun, completeRun, failRun, recordInput, startRun } from "./run-lifecycle.js";
 import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./run-records.js";
+import { leaveUnresolved } from "./stranded-calls.js";
 
 export type { AttemptRef, DecisionOptions } from "./call-outcomes.js";
 export type { BeforeModelCallOptions, BeforeToolCallOptions } from "./call-requests.js";
@@ -300,6 +301,17 @@ export class SessionRecorder {
    */
   retry(attempt: Attempt, options: { metadata?: JsonObject } = {}): Promise<Attempt> {
     return retryCall(this.#state, attempt, options);
+  }
+
+  /**
+   * Leaves an open attempt without an outcome because none can be known (`why`): the call was
+   * cut off while it ran (its caller aborted it), and may or may not have had its effect. Nothing
+   * is written: the call stays unresolved in the ledger, as after a crash (a resume refuses it
+   * unless idempotent or decided), and `completeRun` refuses (`unresolved-attempt`) while it is,
+   * until its outcome or a decision (`abandon`) is recorded. `failRun` and `cancelRun` close.
+   */
+  leaveUnresolved(attempt: Attempt, why: string): void {
+    leaveUnresolved(this.#state, attempt, why);
   }
 
   /** Records that an unresolved attempt will never complete (a person or policy decided). */

@@ -1,7 +1,21 @@
 import { toolCallLabel } from "../decisions/tool-call-end.js";
-import { UnresolvedAttemptError } from "../events/errors.js";
+import { InvalidArgumentError, UnresolvedAttemptError } from "../events/errors.js";
+import type { Attempt } from "./attempt.js";
 import type { Stranded } from "./outcome-guard.js";
 import type { RecorderState } from "./recorder-state.js";
+import { ABANDON_COMMAND_USE, abandonCommand } from "./resolve-command.js";
+
+/**
+ * `SessionRecorder.leaveUnresolved`: `attempt`, open, is left without an outcome because none
+ * can be known (`why`), and is stranded as an unknown append's request is: `completeRun` refuses
+ * while it is open, and an outcome or a decision recorded for it lifts that.
+ */
+export function leaveUnresolved(state: RecorderState, attempt: Attempt, why: string): void {
+  if (typeof why !== "string" || why.length === 0)
+    throw new InvalidArgumentError("$.why", "leaveUnresolved needs why the outcome is unknown");
+  state.open.openKind(attempt?.attemptId, attempt?.runId, state.runId, "leave it unresolved");
+  state.open.strand(attempt, why);
+}
 
 /**
  * Before the run is completed: `unresolved-attempt` (nothing written) while this recorder knows
@@ -21,7 +35,7 @@ export async function assertNoneStranded(state: RecorderState): Promise<void> {
   const one = stranded.length === 1;
   const { runId } = state;
   throw new UnresolvedAttemptError(
-    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${stranded.length} calls of it have`} no outcome in the ledger: ${stranded.map(described).join("; ")}. Nothing was written: the run stays open. Record the outcome of a call that was made (toolCompleted, modelCompleted...), abandon one that was not (recorder.abandon(error.attempt, reason)); or close the run with failRun or cancelRun.`,
+    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${stranded.length} calls of it have`} no outcome in the ledger: ${stranded.map(described).join("; ")}. Nothing was written: the run stays open. Record the outcome of a call that was made (toolCompleted, modelCompleted...), abandon one that was not (recorder.abandon(error.attempt, reason); from a shell, ${abandonCommand(state.store, { sessionId: state.sessionId, attemptId: first.attempt.attemptId })} ${ABANDON_COMMAND_USE}); or close the run with failRun or cancelRun.`,
     {
       attemptId: first.attempt.attemptId,
       runId,
