@@ -123,8 +123,9 @@ describe("a tool call its caller aborted", () => {
       // The live turn cannot complete the run over a call that may have happened.
       const refusal = await live.recorder.completeRun({ text: "" }).catch((error) => error);
       expect(LedgerError.isInstance(refusal, "unresolved-attempt")).toBe(true);
+      expect(refusal.message).toContain("its caller's abortSignal stopped it while it ran");
       expect(refusal.message).toContain(
-        `agent-ledger resolve --abandon "what you found" -- shop ${refusal.attemptId}\` (with --store <your store's URL>`,
+        `agent-ledger resolve --abandon "reason" -- shop ${refusal.attemptId}\` (with --store <your store's URL>`,
       );
       expect(live.recorder.status).toBe("running");
 
@@ -145,5 +146,15 @@ describe("a tool call its caller aborted", () => {
     const { text } = await turn(resumed, tools, "generate", { idempotent: ["charge"] });
     expect(text).toBe("charged");
     expect(charges).toEqual([500]);
+  });
+  it("decided in the same process (abandoned once its effect is checked), the run completes", async () => {
+    // The refusal to complete lasts while the call is undecided, not for the recorder's life.
+    const store = new MemoryEventStore();
+    const live = await chargeAndStop(store, "generate");
+    const refusal = await live.recorder.completeRun({ text: "" }).catch((error) => error);
+    expect(LedgerError.isInstance(refusal, "unresolved-attempt")).toBe(true);
+    await live.recorder.abandon(refusal.attempt, "the bank shows the charge: it went out");
+    await live.recorder.completeRun({ text: "" });
+    expect(live.recorder.status).toBe("completed");
   });
 });

@@ -1,10 +1,4 @@
-import {
-  type Attempt,
-  LedgerError,
-  ledgerCommand,
-  type ToolCallEnd,
-  UnresolvedAttemptError,
-} from "@agent-ledger/core";
+import { type Attempt, LedgerError, type ToolCallEnd } from "@agent-ledger/core";
 import type { AdapterState } from "./adapter-state.js";
 import { closeLeftOpen, outcomeOfReplayed } from "./child-run-end.js";
 import {
@@ -84,23 +78,17 @@ export async function recordFailed(
  * A tool call its caller stopped (the call's `abortSignal` aborted: the user pressed stop, the
  * SDK's timeout) while it ran: what the tool had done by then is unknown (the charge may have
  * gone out before the confirmation was cut off), so no outcome is recorded. The call stays in
- * flight, as after a crash: a resume refuses it (`unresolved-attempt`) unless the tool is
- * idempotent or a person decided it, where a recorded `tool.failed` would have the model told
- * it failed and ask for it again. Completing the run is refused from now on (as for a call a
- * crash left in flight): failing or cancelling it still closes it. A child run its inner calls
- * made stays open, as after a crash, closed when the call is decided.
+ * flight, as after a crash (`recorder.leaveUnresolved`): a resume refuses it
+ * (`unresolved-attempt`) unless the tool is idempotent or a person decided it, where a recorded
+ * `tool.failed` would have the model told it failed and ask for it again. Completing the run is
+ * refused until it is decided; failing or cancelling it still closes it. A child run its inner
+ * calls made stays open, as after a crash, closed when the call is decided.
  */
-export function leaveUndecided(state: AdapterState, attempt: Attempt, name: string): void {
-  const { recorder } = state;
-  const label = `tool call ${name} (toolCallId ${attempt.toolCallId ?? "none"}, attempt ${attempt.attemptId})`;
-  recorder.guardClose(async (type) => {
-    if (type !== "run.completed") return;
-    throw new UnresolvedAttemptError(
-      `run ${recorder.runId} cannot be completed while ${label} has no outcome: its caller's abortSignal stopped it while it ran, so it may or may not have happened. Nothing was written: the run stays open. Check its effect, then decide it (${ledgerCommand(recorder.store, 'resolve --abandon "what you found"', [recorder.sessionId, attempt.attemptId])}; --approve "what you found" instead runs it again) and resume the run; or close the run with failRun or cancelRun.`,
-      { attemptId: attempt.attemptId, runId: recorder.runId },
-      attempt,
-    );
-  });
+export function leaveUndecided(state: AdapterState, attempt: Attempt): void {
+  state.recorder.leaveUnresolved(
+    attempt,
+    "its caller's abortSignal stopped it while it ran, so it may or may not have happened",
+  );
 }
 
 /** Records the tool's result, then closes its child run; throws a result it cannot record. */

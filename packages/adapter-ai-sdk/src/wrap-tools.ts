@@ -68,7 +68,7 @@ function wrapExecute(
         } else output = await returned;
       } catch (error) {
         // Stopped by its caller, the tool's outcome is unknown: no definite failure.
-        if (executeOptions.abortSignal?.aborted) leaveUndecided(state, attempt, name);
+        if (executeOptions.abortSignal?.aborted) leaveUndecided(state, attempt);
         else await recordFailed(state, context, attempt, error);
         throw error;
       }
@@ -123,7 +123,7 @@ function wrapStreamingExecute(
         }
       } catch (error) {
         // Stopped by its caller, the tool's outcome is unknown: no definite failure.
-        if (executeOptions.abortSignal?.aborted) leaveUndecided(state, attempt, name);
+        if (executeOptions.abortSignal?.aborted) leaveUndecided(state, attempt);
         else await recordFailed(state, context, attempt, error);
         throw error;
       }
