@@ -53,18 +53,15 @@ export function retryCall(
       metadata: options.metadata,
     };
     if (state.queue.unsure || state.unsureRequests.orphans.length > 0)
-      // A retry whose first try was rejected, its request perhaps stored: that one is this call.
+      // A retry whose first try was rejected, its request perhaps stored: that one is this call
+      // (noted for child runs when the read-back found it: commitRequest's settlement).
       return adoptUnsure(state, {
         kind: attempt.kind,
         requestHash: attempt.requestHash,
         name: attempt.kind === "tool" ? attempt.name : undefined,
         toolCallId: attempt.toolCallId,
         retryOf: attempt.attemptId,
-      }).then((adopted) =>
-        adopted !== undefined
-          ? state.children.noteRetry(adopted, attempt.requestedEventId)
-          : newRetry(state, attempt, common, effect),
-      );
+      }).then((adopted) => adopted ?? newRetry(state, attempt, common, effect));
     return newRetry(state, attempt, common, effect);
   });
 }
