@@ -196,27 +196,27 @@ export class RunClosedError extends LedgerError {
   }
 }
 
-/** What each `NonSerializableError` found, to be told again with advice (`withAdvice`). */
-const FOUND = new WeakMap<LedgerError, string>();
-
 /**
  * A payload is not plain JSON; `path` names the first bad value. `advice`, where the writer
  * knows what the value is, says what to pass instead.
  */
 export class NonSerializableError extends LedgerError {
+  /** What the value at `path` is ("a Date"), as the message says it. */
+  readonly found: string;
   constructor(path: string, what: string, advice?: string) {
     const found = `${path} is ${what}, which is not plain JSON`;
     super("non-serializable", advice === undefined ? found : `${found}. ${advice}`, { path });
     this.name = "NonSerializableError";
-    FOUND.set(this, what);
+    this.found = what;
   }
 }
 
 /** `error`, a `non-serializable` one, told again with `advice` after it; any other as it is. */
 export function withAdvice(error: unknown, advice: string): unknown {
-  const what = LedgerError.isInstance(error, "non-serializable") ? FOUND.get(error) : undefined;
-  if (what === undefined || (error as LedgerError).path === undefined) return error;
-  return new NonSerializableError((error as LedgerError).path as string, what, advice);
+  if (!LedgerError.isInstance(error, "non-serializable")) return error;
+  const { found } = error as Partial<NonSerializableError>;
+  if (typeof found !== "string" || error.path === undefined) return error;
+  return new NonSerializableError(error.path, found, advice);
 }
 
 /** An envelope field is malformed (bad id, unknown type, bad seq); `path` names it. */
