@@ -5,6 +5,7 @@ import {
   LedgerError,
   ledgerCommand,
   type RunView,
+  runsInTreeOrder,
 } from "@agent-ledger/core";
 
 /** A call in flight in a session's open run, as the refusal's `details.unresolved` lists it. */
@@ -23,11 +24,7 @@ function callsInFlightByOpenRun(
   unresolved: readonly AttemptView[],
 ): Map<string, CallInFlight[]> {
   const topOf = new Map<string, RunView>();
-  const pending = runs.map((run) => ({ run, top: run }));
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    topOf.set(next.run.runId, next.top);
-    for (const child of next.run.children) pending.push({ run: child, top: next.top });
-  }
+  for (const top of runs) for (const { run } of runsInTreeOrder([top])) topOf.set(run.runId, top);
   const byRun = new Map<string, CallInFlight[]>();
   for (const attempt of unresolved) {
     const top = topOf.get(attempt.runId);
