@@ -256,12 +256,8 @@ export async function inspectForPage(
     return {
       ...attempt,
       ...(attempt.approvedAt === undefined ? {} : { approval: approvalLine(attempt) }),
-      ...(inspection.nextSteps[index]?.action === "none"
-        ? { madeAgain: madeAgainText(attempt) }
-        : {}),
-      ...(inspection.nextSteps[index]?.action === "resolve"
-        ? { decide: resolveHint(attempt) }
-        : {}),
+      ...(step?.action === "none" ? { madeAgain: madeAgainText(attempt) } : {}),
+      ...(step?.action === "resolve" ? { decide: resolveHint(attempt) } : {}),
       ...(step?.action === "settled-with-outer" ? { settled: settledWithOuterParts(step) } : {}),
     };
   });
