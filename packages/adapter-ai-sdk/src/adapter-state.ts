@@ -4,6 +4,7 @@ import { claimAgentCall, OPEN_STREAM_WAIT_MS } from "./claim-agent-call.js";
 import { OpenStreams } from "./open-streams.js";
 import { ToolCallCauses } from "./tool-call-causes.js";
 import type { ToolCallback } from "./tool-callback-context.js";
+import type { ToolOptions } from "./wrap-tools-options.js";
 
 /** The code of the process warning for a model outcome lost to a run closed under it. */
 export const OUTCOME_LOST_WARNING = "AGENT_LEDGER_OUTCOME_LOST";
@@ -55,10 +56,17 @@ export class AdapterState {
    */
   readonly inputCallbackTools = new Set<string>();
   /**
-   * The denials of approval requests recorded on this run, by the completion that asked (none
-   * for an earlier turn's) and toolCallId: a retry of the call that carries them records none.
+   * The denials of approval requests recorded (or being recorded) on this run, by the
+   * completion that asked (none for an earlier turn's) and toolCallId: a retry of the call that
+   * carries them, or an approved call run beside them, records none again (see
+   * `recordDenials`).
    */
-  readonly deniedApprovals = new Set<string>();
+  readonly deniedApprovals = new Map<string, Promise<void>>();
+  /**
+   * How `wrapTools` records each of its tools' calls (effect, idempotent, toolType), by tool
+   * name: a denial of a call of the tool, which no wrapper sees, is recorded with the same.
+   */
+  readonly toolOptions = new Map<string, ToolOptions>();
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;

@@ -291,4 +291,56 @@ describe("restoreConversation: a call a person denied at its approval request", 
       },
     ]);
   });
+
+  it("a SIGKILL inside an approved call answered beside a denial: the denial is recorded before the approved call runs, and is not offered again", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "approved-beside-denied.db");
+    const child = await crashInChild(
+      "refund shop inside the approved refund, the other refund denied in the same message",
+      path,
+    );
+    expect(child.effects).toEqual(["refund:42"]);
+    const store = new SqliteEventStore({ path });
+    await store.init();
+    onTestFinished(() => store.close());
+    const turn2 = await readWholeRun(store, { sessionId: SESSION, runId: "turn-2" });
+    expect(turn2.map((event) => [event.type, (event.payload as { name?: string }).name])).toEqual([
+      ["run.started", undefined],
+      ["tool.requested", "refund"],
+      ["attempt.abandoned", undefined],
+      ["tool.requested", "refund"],
+    ]);
+    expect(turn2[1]?.payload).toMatchObject({ toolCallId: "call_1", args: { order: "9" } });
+    expect(turn2[3]?.payload).toMatchObject({ toolCallId: "call_0", args: { order: "42" } });
+    const unresolved = (await inspectSession(store, SESSION)).unresolved;
+    expect(unresolved).toMatchObject([{ runId: "turn-2", toolCallId: "call_0" }]);
+
+    // The turn that asked: refund 42 started (a person must check it), refund 9 denied.
+    const tools = shopTools({ refunds: [], prompts: [] });
+    for (const runId of ["turn-1", "turn-2"]) {
+      const restored = await restoreConversation(store, { sessionId: SESSION, runId, tools });
+      expect(restored.pendingToolCalls).toEqual([
+        {
+          toolCallId: "call_0",
+          toolName: "refund",
+          input: { order: "42", amount: 50, reason: "customer asked" },
+          requested: true,
+        },
+      ]);
+      const assistant = restored.messages.at(-2) as { content: { type: string }[] };
+      expect(assistant.content.map((part) => part.type)).toEqual(["tool-call", "tool-call"]);
+      expect(restored.messages.at(-1)).toEqual({
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "call_1",
+            toolName: "refund",
+            output: { type: "execution-denied", reason: "too late" },
+          },
+        ],
+      });
+    }
+  });
 });

@@ -7,18 +7,24 @@ import {
   type UnresolvedAttemptError,
 } from "@agent-ledger/core";
 import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { ModelMessage, ToolApprovalResponse, ToolCallPart } from "ai";
 import type { AdapterState } from "./adapter-state.js";
 import { toJsonValue } from "./plain-json.js";
+import { effectOf } from "./wrap-tools-options.js";
 
 // A call a person denied at its approval request (a `tool-approval-response` with `approved:
 // false`) never runs: the SDK gives the model `execution-denied` as its result in the next
 // generateText / streamText (a turn of its own), and calls no tool the wrapper could see. Left
 // so, the ledger would hold the call without a result, and a restore of the turn that asked
-// would offer its approval again, as if nobody had answered. The first model call of the turn
-// that took the answer carries the denial in its prompt: recorded there, before that call, as
-// what §3 has for a call a person decided will never complete: its `tool.requested` and, at
-// once, its `attempt.abandoned` with the person's reason. The abandonment's metadata says it is
-// a denial (`aiSdk.approvalDenied`), so a restore gives the model's `execution-denied` back.
+// would offer its approval again, as if nobody had answered. The denial is recorded as what §3
+// has for a call a person decided will never complete: its `tool.requested` (with the effect
+// `wrapTools` declares for the tool) and, at once, its `attempt.abandoned` with the person's
+// reason. The abandonment's metadata says it is a denial (`aiSdk.approvalDenied`), so a
+// restore gives the model's `execution-denied` back. It is recorded before anything else of
+// the turn: before the approved calls answered in the same message, which the SDK runs before
+// its first model call (their wrapper finds the denials in the messages it is given, so a
+// crash inside one leaves the denial recorded), else before the first model call, whose prompt
+// carries it.
 
 /** The abandonment's `aiSdk` field saying it records a denial: `{ reasonGiven }`. */
 export const APPROVAL_DENIED_FIELD = "approvalDenied";
@@ -80,21 +86,26 @@ function reasonOf(denial: Denial): string {
 }
 
 /**
- * Records the denial: the call's request and its abandonment. On a resumed run the ledger
- * answers the request: recorded before the crash, it is not recorded again; a crash between
- * the two left the request in flight, and the denial stands (the call never ran), so it is
- * abandoned now.
+ * Records the denial: the call's request and its abandonment. The request says what
+ * `wrapTools` declares for the tool (its effect, `toolType`), as the call's would have; a tool
+ * not given through `wrapTools` with this recorder has the default effect (`unknown`). On a
+ * resumed run the ledger answers the request: recorded before the crash, it is not recorded
+ * again; a crash between the two left the request in flight, and the denial stands (the call
+ * never ran), so it is abandoned now.
  */
 async function recordDenial(state: AdapterState, denial: Denial, causedByEventId?: string) {
   const { recorder } = state;
   await state.ensureStarted();
+  const declared = state.toolOptions.get(denial.toolName);
   let attempt: Attempt;
   try {
     attempt = await recorder.beforeToolCall({
       toolCallId: denial.toolCallId,
       name: denial.toolName,
       args: toJsonValue(denial.input, "$.args"),
+      ...(declared !== undefined ? { effect: effectOf(declared, denial.toolName) } : {}),
       ...(causedByEventId !== undefined ? { causedByEventId } : {}),
+      ...(declared?.toolType !== undefined ? { metadata: { toolType: declared.toolType } } : {}),
     });
   } catch (error) {
     if (!LedgerError.isInstance(error, "unresolved-attempt")) throw error;
@@ -108,23 +119,98 @@ async function recordDenial(state: AdapterState, denial: Denial, causedByEventId
 }
 
 /**
- * Records the denials the model call's `prompt` carries (see `deniedCallsOf`), each once per
- * run: the SDK's retry of the call, or a later call given the same messages, carries them too.
- * Before the call's `model.requested`; if one cannot be recorded, the call is not made.
+ * Records `denials`, each once per run, in their order: the SDK's retry of the model call, a
+ * later call given the same messages, and the approved calls the SDK runs at once beside them
+ * (`Promise.all`) carry them too. A denial being recorded is awaited, not recorded again; one
+ * that could not be recorded is tried again by the next call that carries it.
+ */
+async function recordDenials(state: AdapterState, denials: Denial[]): Promise<void> {
+  for (const denial of denials) {
+    // A call this run's own completion asked for is caused by it (a chat continued on the same
+    // recorder); one a turn before asked for opens this run, as an approved call does.
+    const causedByEventId = await askedIn(state, denial.toolCallId);
+    const key = `${causedByEventId ?? ""}\u0000${denial.toolCallId}`;
+    let recorded = state.deniedApprovals.get(key);
+    if (recorded === undefined) {
+      recorded = recordDenial(state, denial, causedByEventId);
+      state.deniedApprovals.set(key, recorded);
+      recorded.catch(() => state.deniedApprovals.delete(key));
+    }
+    await recorded;
+  }
+}
+
+/**
+ * Records the denials the model call's `prompt` carries (see `deniedCallsOf`), unless the
+ * approved calls answered beside them have (`recordDeniedBeside`). Before the call's
+ * `model.requested`; if one cannot be recorded, the call is not made.
  */
 export async function recordDeniedApprovals(
   state: AdapterState,
   prompt: LanguageModelV3Prompt,
 ): Promise<void> {
-  for (const denial of deniedCallsOf(prompt)) {
-    // A call this run's own completion asked for is caused by it (a chat continued on the same
-    // recorder); one a turn before asked for opens this run, as an approved call does.
-    const causedByEventId = await askedIn(state, denial.toolCallId);
-    const key = `${causedByEventId ?? ""}\u0000${denial.toolCallId}`;
-    if (state.deniedApprovals.has(key)) continue;
-    await recordDenial(state, denial, causedByEventId);
-    state.deniedApprovals.add(key);
+  await recordDenials(state, deniedCallsOf(prompt));
+}
+
+/**
+ * The denials among the approval responses of `messages`' last message, as the SDK collects
+ * them before its first step (`collectToolApprovals`): each response with `approved: false`
+ * to a request of the messages, for a call of the app's (not the provider's) that the last
+ * message gives no result. The SDK runs the approved ones there, handing each tool these very
+ * messages; a later step's messages end with the SDK's own tool message, which holds none.
+ */
+function deniedResponsesOf(messages: readonly ModelMessage[]): Denial[] {
+  const last = messages.at(-1);
+  if (last?.role !== "tool") return [];
+  const responses = last.content.filter(
+    (part): part is ToolApprovalResponse => part.type === "tool-approval-response",
+  );
+  if (!responses.some((response) => !response.approved)) return [];
+  const calls = new Map<string, ToolCallPart>();
+  const requests = new Map<string, string>();
+  for (const message of messages)
+    if (message.role === "assistant" && typeof message.content !== "string")
+      for (const part of message.content)
+        if (part.type === "tool-call") calls.set(part.toolCallId, part);
+        else if (part.type === "tool-approval-request")
+          requests.set(part.approvalId, part.toolCallId);
+  const answered = new Set(
+    last.content.flatMap((part) => (part.type === "tool-result" ? [part.toolCallId] : [])),
+  );
+  // A call's first response is its answer, as the SDK takes it (approved, or denied).
+  const collected = new Set<string>();
+  const denials: Denial[] = [];
+  for (const response of responses) {
+    const toolCallId = requests.get(response.approvalId);
+    const call = toolCallId === undefined ? undefined : calls.get(toolCallId);
+    if (call === undefined || answered.has(call.toolCallId) || collected.has(call.toolCallId))
+      continue;
+    collected.add(call.toolCallId);
+    if (response.approved || call.providerExecuted === true) continue;
+    denials.push({
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input: call.input,
+      reason: response.reason,
+    });
   }
+  return denials;
+}
+
+/**
+ * Records the denials answered in the same message as the approved call a wrapped tool is
+ * about to run (see `deniedResponsesOf`): the SDK runs approved calls before its first model
+ * call, whose prompt carries the denials, so a crash inside one would leave them unrecorded,
+ * and a restore would offer their approval again. Once per run (`recordDenials`): the first
+ * model call then finds them recorded.
+ */
+export async function recordDeniedBeside(
+  state: AdapterState,
+  messages: readonly ModelMessage[] | undefined,
+): Promise<void> {
+  if (messages === undefined) return;
+  const denials = deniedResponsesOf(messages);
+  if (denials.length > 0) await recordDenials(state, denials);
 }
 
 /**

@@ -1,15 +1,11 @@
-import {
-  type Attempt,
-  LedgerError,
-  type ToolEffect,
-  type UnresolvedAttemptError,
-} from "@agent-ledger/core";
+import { type Attempt, LedgerError, type UnresolvedAttemptError } from "@agent-ledger/core";
 import type { ToolExecutionOptions } from "ai";
 import type { AdapterState } from "./adapter-state.js";
 import { closeLeftOpen } from "./child-run-end.js";
+import { recordDeniedBeside } from "./denied-approvals.js";
 import { toJsonValue } from "./plain-json.js";
 import { AttemptAbandonedError } from "./replayed-errors.js";
-import { checkedDecision, named, type ToolOptions } from "./wrap-tools-options.js";
+import { checkedDecision, effectOf, type ToolOptions } from "./wrap-tools-options.js";
 
 // The start of a wrapped tool's call: its request committed before the tool runs.
 
@@ -23,14 +19,7 @@ async function beginToolCall(
   const { causedByEventId } = call;
   // The SDK may run a tool before any model call (an approved call continued in a new run).
   await state.ensureStarted();
-  const effect: ToolEffect = {
-    // Own keys only: a tool named "toString" has no effect declared by Object.prototype.
-    kind:
-      (options.effects && Object.hasOwn(options.effects, call.name)
-        ? options.effects[call.name]
-        : undefined) ?? "unknown",
-    idempotent: named(options.idempotent, call.name),
-  };
+  const effect = effectOf(options, call.name);
   try {
     return await recorder.beforeToolCall({
       toolCallId: call.toolCallId,
@@ -74,6 +63,13 @@ export async function startCall(
 ): Promise<Attempt> {
   state.assertOpen();
   const { toolCallId } = executeOptions;
+  try {
+    // An approved call the SDK runs as a turn begins: the denials answered beside it first.
+    await recordDeniedBeside(state, executeOptions.messages);
+  } catch (error) {
+    state.block(error);
+    throw error;
+  }
   // A streamed call waits until the completion that asked for it is committed. If the model
   // call failed instead (an error part such as "Overloaded": the SDK reads on and still runs
   // the calls that arrive), the tool does not run and the SDK hands the model's error on as

@@ -67,6 +67,21 @@ export function named(names: WrapToolsOptions["idempotent"], name: string): bool
   return names?.includes(name) ?? false;
 }
 
+/**
+ * The effect `options` declare for the calls of tool `name` (`unknown`, not idempotent, unless
+ * declared), as its requests record it.
+ */
+export function effectOf(options: ToolOptions, name: string): ToolEffect {
+  return {
+    // Own keys only: a tool named "toString" has no effect declared by Object.prototype.
+    kind:
+      (options.effects && Object.hasOwn(options.effects, name)
+        ? options.effects[name]
+        : undefined) ?? "unknown",
+    idempotent: named(options.idempotent, name),
+  };
+}
+
 /** onUnresolved's answer, checked when it is read: anything else would be taken as one of them. */
 export function checkedDecision(decision: unknown): UnresolvedDecision {
   const answer = decision as { action?: unknown; reason?: unknown } | null | undefined;

@@ -188,6 +188,10 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
   const wrapped: Record<string, Tool> = {};
   for (const [name, tool] of Object.entries(tools) as [string, Tool][]) {
     const { execute } = tool;
+    const toolOptions: ToolOptions =
+      tool.type === "provider" ? { ...wrapOptions, toolType: "extension" } : wrapOptions;
+    // A denied call of the tool (its approval request answered no) is recorded with these too.
+    state.toolOptions.set(name, toolOptions);
     const { wrapped: callbacks, input } = wrapCallbacks(state, tool);
     if (input) state.inputCallbackTools.add(name);
     if (execute === undefined) {
@@ -197,8 +201,6 @@ export function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, options: WrapTool
     }
     // Decided before the call: the SDK looks at what execute returns at once (see `streaming`).
     const streams = isAsyncGeneratorFunction(execute) || named(streaming, name);
-    const toolOptions: ToolOptions =
-      tool.type === "provider" ? { ...wrapOptions, toolType: "extension" } : wrapOptions;
     wrapped[name] = {
       ...tool,
       ...callbacks,

@@ -14,6 +14,7 @@ import { crashingNested } from "./nested-agent.test.data.js";
 import { crashMidStreamAfterPrint } from "./photo-agent.test.data.js";
 import {
   CALLS_IN_A_BLOB,
+  crashInsideApprovedBesideDenied,
   crashInsideLaterApprovedRefund,
   crashInsideRestoredApproval,
 } from "./refund-shop.test.data.js";
@@ -52,6 +53,8 @@ export const crashScenarios = {
     crashInsideRestoredApproval(store),
   "refund shop inside the approved refund, its completion in a blob": (store) =>
     crashInsideRestoredApproval(store, CALLS_IN_A_BLOB),
+  "refund shop inside the approved refund, the other refund denied in the same message":
+    crashInsideApprovedBesideDenied,
   "refund shop inside a later turn's approved refund reusing the id":
     crashInsideLaterApprovedRefund,
   "repair answered, its stream still open": crashAfterRepair,

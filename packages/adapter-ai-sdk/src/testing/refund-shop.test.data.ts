@@ -197,6 +197,38 @@ export async function crashInsideLaterApprovedRefund(store: EventStore): Promise
   await approveAndCrashInside(store, shop, { asked: "turn-2", next: "turn-3" }, "9");
 }
 
+/** Refund 42 and refund 9, both over the limit: each waits for its own approval. */
+export const TWO_REFUNDS = [
+  toolCall("call_0", "refund", { order: "42", amount: 50 }),
+  toolCall("call_1", "refund", { order: "9", amount: 60 }),
+];
+
+/**
+ * In the crash child: turn 1 asks for refunds 42 and 9 and stops at both approvals; the person
+ * answers both in one message (42 approved, 9 denied "too late"), and turn 2 dies inside refund
+ * 42, which the SDK runs before the turn's first model call.
+ */
+export async function crashInsideApprovedBesideDenied(store: EventStore): Promise<void> {
+  const shop: Shop = { refunds: [], prompts: [] };
+  await turnIn(store, shop, "turn-1", [ASK], TWO_REFUNDS);
+  const address = { sessionId: SESSION, runId: "turn-1" };
+  const restored = await restoreConversation(store, { ...address, tools: shopTools(shop) });
+  const [approve, deny] = restored.pendingToolCalls.map((call) => call.approvalId);
+  if (approve === undefined || deny === undefined) throw new Error("turn-1 asked no approvals");
+  shop.crashInside = "42";
+  await turnIn(store, shop, "turn-2", [
+    ...restored.messages,
+    {
+      role: "tool",
+      content: [
+        { type: "tool-approval-response", approvalId: approve, approved: true },
+        { type: "tool-approval-response", approvalId: deny, approved: false, reason: "too late" },
+      ],
+    },
+  ]);
+  throw new Error("turn-2 did not stop inside the approved refund");
+}
+
 /** The tool results the model was given in `prompt`, by toolCallId. */
 export function toolResultsOf(prompt: LanguageModelV3Prompt | undefined) {
   return Object.fromEntries(
