@@ -134,6 +134,10 @@ describe("a tool call its caller aborted", () => {
       const { tools, charges } = bank();
       const result = (await turn(resumed, tools, how)).error;
       expect(LedgerError.isInstance(result, "unresolved-attempt")).toBe(true);
+      // Sent again to the same process, which knows it stopped the call: no crash is claimed.
+      expect((result as LedgerError).message).toContain(
+        "tool call charge (c1) was left without an outcome by this process, not cut off by a crash: its caller's abortSignal stopped it while it ran",
+      );
       expect(charges).toEqual([]);
       expect(await toolEvents(store)).toEqual(["tool.requested"]);
     });

@@ -30,6 +30,31 @@ describe("SessionRecorder.leaveUnresolved", () => {
     expect(recorder.status).toBe("completed");
   });
 
+  it("a resume in the same process refuses the call saying it was left so and why, not that a process died", async () => {
+    const { store, charge } = await chargeCutOff();
+    const resumed = await SessionRecorder.resume({ store, sessionId: "s", runId: "r", actor });
+    const refusal = await resumed
+      .beforeToolCall({ toolCallId: "c1", name: "charge", args: {} })
+      .catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: "unresolved-attempt", attemptId: charge.attemptId });
+    const message = (refusal as LedgerError).message;
+    expect(message).toMatch(
+      /^tool call charge \(c1\) was left without an outcome by this process, not cut off by a crash: its caller aborted it while it ran\. It is not declared idempotent/,
+    );
+    expect(message).not.toContain("process died");
+    // A call of the same run this process did not leave so reads as a crash may have cut it off.
+    const other = await resumed.beforeToolCall({ toolCallId: "c2", name: "charge", args: {} });
+    const again = await SessionRecorder.resume({ store, sessionId: "s", runId: "r", actor });
+    await again.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} }).catch(() => {});
+    const cut = await again
+      .beforeToolCall({ toolCallId: "c2", name: "charge", args: {} })
+      .catch((error: unknown) => error);
+    expect(cut).toMatchObject({ code: "unresolved-attempt", attemptId: other.attemptId });
+    expect((cut as LedgerError).message).toContain(
+      "was in flight when the process died, or was left without an outcome by the process that made it",
+    );
+  });
+
   it("is lifted by the call's outcome, when it comes after all", async () => {
     const { recorder, charge } = await chargeCutOff();
     await recorder.toolCompleted(charge, { charged: 5 });

@@ -12,6 +12,7 @@ import {
 } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
 import type { Attempt, ReplayedOutcome } from "./attempt.js";
+import { whyLeftUnresolved } from "./left-unresolved.js";
 import { ABANDON_COMMAND_USE, abandonCommand } from "./resolve-command.js";
 
 /** The recorded outcome of each attempt answered from the ledger, by the object handed out. */
@@ -64,9 +65,10 @@ export function answerFromLedger(match: ReplayMatch): Attempt | undefined {
 }
 
 /**
- * `unresolved-attempt` for a tool call in flight at the crash that may not run again (not
- * idempotent, not approved): the error carries the attempt, so the adapter can ask a person and
- * then `retry` or `abandon` it. Its message tells whoever reads it after the resume stopped to
+ * `unresolved-attempt` for a tool call in flight at the crash (or left without an outcome by
+ * its process, `leaveUnresolved`: its message says which where this process knows) that may
+ * not run again (not idempotent, not approved): the error carries the attempt, so the adapter
+ * can ask a person and then `retry` or `abandon` it. Its message tells whoever reads it after the resume stopped to
  * abandon or approve it and resume: a `retry` there records an attempt that nothing makes. Its
  * shell command names `store`, the run's, where the caller has it (see `abandonCommand`).
  */
@@ -78,8 +80,16 @@ export function unresolvedToolCall(
 ): UnresolvedAttemptError {
   const attempt = attemptFromRecorded(match.attempt);
   const command = abandonCommand(store, attempt);
+  const call = `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""}`;
+  // The ledger holds a call its process left without an outcome as it holds one a crash cut
+  // off: only this process knows it left it so (see `whyLeftUnresolved`).
+  const why = whyLeftUnresolved(attempt);
+  const what =
+    why === undefined
+      ? `${call} was in flight when the process died, or was left without an outcome by the process that made it (its caller stopped it while it ran: the ledger does not tell which), and is not declared idempotent: it may or may not have happened`
+      : `${call} was left without an outcome by this process, not cut off by a crash: ${why}. It is not declared idempotent, so it is not made again by itself`;
   return new UnresolvedAttemptError(
-    `tool call ${name}${toolCallId ? ` (${toolCallId})` : ""} was in flight when the process died and is not declared idempotent: it may or may not have happened. Check its effect, then decide attempt ${attempt.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, ${command} abandons it ${ABANDON_COMMAND_USE}, then resume. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
+    `${what}. Check its effect, then decide attempt ${attempt.attemptId}: abandon it (recorder.abandon(error.attempt, reason)), or approve it to be made again (recorder.approve(error.attempt, reason)), then resume; from a shell, ${command} abandons it ${ABANDON_COMMAND_USE}, then resume. (recorder.retry(error.attempt) is for a loop of your own that makes the call at once with the attempt it returns: a retry nothing makes is in flight again.)`,
     {
       attemptId: attempt.attemptId,
       stepId: attempt.stepId,

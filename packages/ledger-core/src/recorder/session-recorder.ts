@@ -309,6 +309,8 @@ export class SessionRecorder {
    * is written: the call stays unresolved in the ledger, as after a crash (a resume refuses it
    * unless idempotent or decided), and `completeRun` refuses (`unresolved-attempt`) while it is,
    * until its outcome or a decision (`abandon`) is recorded. `failRun` and `cancelRun` close.
+   * A resume in this process refuses it saying `why`; one in another cannot tell it from a call
+   * a crash cut off, and says it may be either.
    */
   leaveUnresolved(attempt: Attempt, why: string): void {
     leaveUnresolved(this.#state, attempt, why);

@@ -1,6 +1,7 @@
 import { toolCallLabel } from "../decisions/tool-call-end.js";
 import { InvalidArgumentError, UnresolvedAttemptError } from "../events/errors.js";
 import type { Attempt } from "./attempt.js";
+import { noteLeftUnresolved } from "./left-unresolved.js";
 import type { Stranded } from "./outcome-guard.js";
 import type { RecorderState } from "./recorder-state.js";
 import { ABANDON_COMMAND_USE, abandonCommand } from "./resolve-command.js";
@@ -15,6 +16,7 @@ export function leaveUnresolved(state: RecorderState, attempt: Attempt, why: str
     throw new InvalidArgumentError("$.why", "leaveUnresolved needs why the outcome is unknown");
   state.open.openKind(attempt?.attemptId, attempt?.runId, state.runId, "leave it unresolved");
   state.open.strand(attempt, why);
+  noteLeftUnresolved(attempt, why);
 }
 
 /**
