@@ -5,6 +5,7 @@ describe("public surface", () => {
   it("exports exactly the documented runtime API", () => {
     expect(Object.keys(entry).sort()).toEqual([
       "AttemptAbandonedError",
+      "chatTurnId",
       "innerCallsSettled",
       "ledgerEmbeddingMiddleware",
       "ledgerMiddleware",

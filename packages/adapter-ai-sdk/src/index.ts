@@ -1,3 +1,4 @@
+export { chatTurnId } from "./chat-turn-id.js";
 export type { LedgerEmbeddingMiddlewareOptions } from "./embedding-middleware.js";
 export { ledgerEmbeddingMiddleware } from "./embedding-middleware.js";
 export type { InnerCallsSettledOptions } from "./inner-calls-settled.js";

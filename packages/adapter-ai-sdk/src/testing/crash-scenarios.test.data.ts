@@ -31,6 +31,7 @@ import {
   crashParallelResearchAtFinalCall,
   crashResearchAtFinalCall,
 } from "./research-agent.test.data.js";
+import { crashInsideUiApprovedRefund } from "./ui-chat.test.data.js";
 
 /**
  * The runs a test can crash in a child process, by the name the child is given: each records
@@ -72,6 +73,7 @@ export const crashScenarios = {
   "research resumed and abandoned, once its inner call's is committed": crashAfterAbandonments(2),
   "research, racing its inner call, once its outcome is committed": crashAfterRacedOutcome,
   "stream failed mid-way, then inside step 2": crashInsideSecondStep,
+  "useChat inside the refund its user approved": crashInsideUiApprovedRefund,
 } satisfies Record<string, (store: EventStore) => Promise<void>>;
 
 export type CrashScenarioName = keyof typeof crashScenarios;
