@@ -9,6 +9,7 @@ import {
   generateText,
   type ModelMessage,
   stepCountIs,
+  streamText,
   type ToolApprovalResponse,
   tool,
   wrapLanguageModel,
@@ -45,7 +46,11 @@ async function turn(
   store: MemoryEventStore,
   runId: string,
   messages: ModelMessage[],
-  options: { asked?: LanguageModelV3Content[]; wrap?: Omit<WrapToolsOptions, "recorder"> } = {},
+  options: {
+    asked?: LanguageModelV3Content[];
+    wrap?: Omit<WrapToolsOptions, "recorder">;
+    how?: "generate" | "stream";
+  } = {},
 ) {
   const refunds: string[] = [];
   const recorder = new SessionRecorder({ store, sessionId: SESSION, runId, actor });
@@ -63,25 +68,36 @@ async function turn(
       },
     }),
   };
-  const result = await generateText({
+  const call = {
     model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
     messages,
     tools: wrapTools(tools, { recorder, ...options.wrap }),
     stopWhen: stepCountIs(2),
-  });
+  };
+  let result: { text: string; content: Awaited<ReturnType<typeof generateText>>["content"] };
+  let responseMessages: ModelMessage[];
+  if (options.how === "stream") {
+    const streamed = streamText(call);
+    result = { text: await streamed.text, content: await streamed.content };
+    responseMessages = (await streamed.response).messages;
+  } else {
+    const generated = await generateText(call);
+    result = generated;
+    responseMessages = generated.response.messages;
+  }
   const events = await readWholeRun(store, { sessionId: SESSION, runId });
-  return { result, refunds, events };
+  return { result, responseMessages, refunds, events };
 }
 
 /** Turn 1, stopped at the approvals of `asked`; the messages the app keeps, and the requests. */
 async function askedTurn(store: MemoryEventStore, asked: LanguageModelV3Content[]) {
   const ask: ModelMessage = { role: "user", content: "refund the orders" };
-  const { result } = await turn(store, "turn-1", [ask], { asked });
+  const { result, responseMessages } = await turn(store, "turn-1", [ask], { asked });
   const requests = result.content.flatMap((part) =>
     part.type === "tool-approval-request" ? [part] : [],
   );
   expect(requests).toHaveLength(asked.length);
-  const messages = [ask, ...result.response.messages];
+  const messages = [ask, ...responseMessages];
   const answer = (answers: Record<string, boolean>): ModelMessage => ({
     role: "tool",
     content: requests.map(
@@ -102,45 +118,48 @@ const summary = (event: LedgerEvent) => {
 };
 
 describe("denials answered beside approved calls", () => {
-  it("are recorded once, before the approved calls the SDK runs at once, with the tool's declared effect", async () => {
-    const store = new MemoryEventStore();
-    const { messages, answer } = await askedTurn(store, ASKED);
-    const wrap = { effects: { refund: "write" as const } };
-    const second = await turn(
-      store,
-      "turn-2",
-      [...messages, answer({ call_0: true, call_2: true })],
-      { wrap },
-    );
-    expect(second.result.text).toBe("done");
-    expect(second.refunds.sort()).toEqual(["11", "42"]);
-    const [started, denied, abandoned, ...rest] = second.events;
-    expect([started, denied, abandoned].map((event) => event && summary(event))).toEqual([
-      ["run.started", null],
-      ["tool.requested", "call_1"],
-      ["attempt.abandoned", "denied at its approval request: too late"],
-    ]);
-    expect(denied?.payload).toMatchObject({
-      name: "refund",
-      args: { order: "9", amount: 60 },
-      effect: { kind: "write", idempotent: false },
-    });
-    // Then the approved calls, run at once, and the model call: no second denial.
-    expect(rest.map((event) => event.type)).toEqual([
-      "tool.requested",
-      "tool.requested",
-      "tool.completed",
-      "tool.completed",
-      "model.requested",
-      "model.completed",
-    ]);
-    expect(
-      rest
-        .filter((event) => event.type === "tool.requested")
-        .map((event) => (event.payload as { toolCallId: string }).toolCallId)
-        .sort(),
-    ).toEqual(["call_0", "call_2"]);
-  });
+  it.each(["generate", "stream"] as const)(
+    "(%sText) are recorded once, before the approved calls the SDK runs at once, with the tool's declared effect",
+    async (how) => {
+      const store = new MemoryEventStore();
+      const { messages, answer } = await askedTurn(store, ASKED);
+      const wrap = { effects: { refund: "write" as const } };
+      const second = await turn(
+        store,
+        "turn-2",
+        [...messages, answer({ call_0: true, call_2: true })],
+        { wrap, how },
+      );
+      expect(second.result.text).toBe("done");
+      expect(second.refunds.sort()).toEqual(["11", "42"]);
+      const [started, denied, abandoned, ...rest] = second.events;
+      expect([started, denied, abandoned].map((event) => event && summary(event))).toEqual([
+        ["run.started", null],
+        ["tool.requested", "call_1"],
+        ["attempt.abandoned", "denied at its approval request: too late"],
+      ]);
+      expect(denied?.payload).toMatchObject({
+        name: "refund",
+        args: { order: "9", amount: 60 },
+        effect: { kind: "write", idempotent: false },
+      });
+      // Then the approved calls, run at once, and the model call: no second denial.
+      expect(rest.map((event) => event.type)).toEqual([
+        "tool.requested",
+        "tool.requested",
+        "tool.completed",
+        "tool.completed",
+        "model.requested",
+        "model.completed",
+      ]);
+      expect(
+        rest
+          .filter((event) => event.type === "tool.requested")
+          .map((event) => (event.payload as { toolCallId: string }).toolCallId)
+          .sort(),
+      ).toEqual(["call_0", "call_2"]);
+    },
+  );
 
   it("all denied: recorded before the first model call, with the tool's declared effect; a tool given without declarations has the default", async () => {
     const store = new MemoryEventStore();
