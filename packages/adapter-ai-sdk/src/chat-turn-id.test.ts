@@ -88,7 +88,11 @@ describe("chatTurnId: a run per request of a useChat client", () => {
       LedgerError.isInstance(error, "unresolved-attempt"),
     ) as UnresolvedAttemptError | undefined;
     expect(refused?.attempt.attemptId).toBe(cut?.attemptId);
-    expect(approving.chunks.map((chunk) => chunk.type)).toContain("error");
+    // The client is told why (the server's onError of toUIMessageStream), not "An error occurred.".
+    const told = approving.chunks.find((chunk) => chunk.type === "error");
+    expect(told).toMatchObject({
+      errorText: expect.stringMatching(/^unresolved-attempt: tool call refund/),
+    });
 
     // A person finds the refund made and abandons the call; the request sent again goes on.
     const recorder = await SessionRecorder.resume({

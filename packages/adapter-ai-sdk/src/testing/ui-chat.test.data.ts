@@ -6,7 +6,7 @@
 // that needs the user's approval (`refundTools`); the user approves it on the assistant
 // message, and the client posts the conversation again (`sendAutomaticallyWhen:
 // lastAssistantMessageIsCompleteWithApprovalResponses`): that request runs the refund.
-import type { EventStore } from "@agent-ledger/core";
+import { type EventStore, LedgerError } from "@agent-ledger/core";
 import {
   convertToModelMessages,
   readUIMessageStream,
@@ -66,7 +66,13 @@ async function serve(store: EventStore, world: RefundWorld, messages: UIMessage[
         await recorder.completeRun({ text }).catch((error: unknown) => errors.push(error));
     },
   });
-  const stream = result.toUIMessageStream({ originalMessages: messages });
+  // The SDK sends the client "An error occurred." for any error unless told what to say: a
+  // call the ledger refuses until a person decides is said so, with its code.
+  const stream = result.toUIMessageStream({
+    originalMessages: messages,
+    onError: (error) =>
+      LedgerError.isInstance(error) ? `${error.code}: ${error.message}` : "An error occurred.",
+  });
   return { stream, errors, recorder };
 }
 
