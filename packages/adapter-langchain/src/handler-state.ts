@@ -81,7 +81,9 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
   const runs = new RunTree();
   const refusals = new NestedRefusals();
   const refusedThreads = new RefusedThreads();
-  const book = new ToolCallBook();
+  const book = new ToolCallBook(
+    "recorder" in options ? "recorder" : options.runId !== undefined ? "given" : "chosen",
+  );
   // The causes of the tool calls a resumed run (or subgraph's child run) recorded, read with the run.
   const loadCauses = (opened: SessionRecorder) => {
     if (opened.replay) book.causes.load(opened.replay);

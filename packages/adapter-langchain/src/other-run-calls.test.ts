@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { findLedgerError, MemoryEventStore } from "@agent-ledger/core";
+import { findLedgerError, MemoryEventStore, SessionRecorder } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -54,6 +54,7 @@ describe.concurrent("a thread resumed under another run than the one that record
       threadId: "thread-1",
     });
     expect(refusal?.message).toContain(`Build the handler with runId "${RUN}"`);
+    expect(refusal?.message).toContain("(a mistyped runId?)");
     expect(typo.effects).toEqual({ lookup: 0, send: 0 });
     expect(wrong.model.calls).toBe(0);
     // The session was read once, for every call of the resumed step, not once per call.
@@ -102,11 +103,42 @@ describe.concurrent("a thread resumed under another run than the one that record
     expect(run.effects.sent).toBe(1);
     const newRunId = (await handler.getRecorder()).runId;
     expect(refusal?.message).toContain(`run ${newRunId} is new and holds no call: it is closed`);
+    // No runId was given, so none was mistyped: the refusal says what happened.
+    expect(refusal?.message).not.toContain("mistyped");
+    expect(refusal?.message).toContain("this handler was built without a runId");
+    expect(refusal?.message).toContain(`Build the handler with runId "${TOOL_NODE_RUN}"`);
     const after = await store.listRuns(TOOL_NODE_SESSION);
     expect(after.map((summary) => [summary.runId, summary.status])).toEqual([
       ...before.map((summary) => [summary.runId, summary.status]),
       [newRunId, "cancelled"],
     ]);
+  });
+
+  it("a handler given a recorder on a new run: the refusal says so, and how to give it the right one", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "recorder.db");
+    await crashInChild("tool-node:crash-in-send", path);
+    const store = await openLedger(path, onTestFinished);
+    const run = toolNodeWorld(store, { sent: 1 });
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: TOOL_NODE_SESSION,
+      actor: { type: "agent", id: "mine" },
+    });
+    const handler = new LedgerCallbackHandler({ recorder });
+    const error = await run
+      .graph({ handleToolErrors: false })
+      .invoke(null, threadConfig(handler))
+      .catch((caught: unknown) => caught);
+    const refusal = findLedgerError(error, "invalid-argument");
+    expect(refusal?.details).toMatchObject({ runId: TOOL_NODE_RUN, handlerRunId: recorder.runId });
+    expect(refusal?.message).not.toContain("mistyped");
+    expect(refusal?.message).toContain("the recorder given to this handler is on another run");
+    expect(refusal?.message).toContain(
+      `recorder on run "${TOOL_NODE_RUN}" (SessionRecorder.resume)`,
+    );
+    expect(run.effects.sent).toBe(1);
   });
 
   it("a new run on a thread an open run used, with the same tool call ids, runs its own calls", async () => {
@@ -182,6 +214,9 @@ describe.concurrent("a thread resumed under another run than the one that record
       const refusal = findLedgerError(error, "invalid-argument");
       expect(refusal?.path).toBe("$.runId");
       expect(refusal?.details).toMatchObject({ runId: NEXT_RUN, handlerRunId: MAIL_RUN });
+      // MAIL_RUN is the right run of turn 1, not a mistyped one: the refusal says so.
+      expect(refusal?.message).not.toContain("mistyped");
+      expect(refusal?.message).toContain("that run recorded a later turn of the thread");
       expect(wrongWorld.sent).toEqual([]);
 
       // Under the run that recorded turn 2: its send, in flight, waits for a person.

@@ -40,6 +40,13 @@ function keyOf(call: HeldCall): string {
  * closed are left out: their owner ended them, and they cannot be continued any more.
  */
 export class OtherRunCalls {
+  /** Where the handler's run id came from: what a refusal says of why its run is another. */
+  readonly #origin: RunIdOrigin;
+
+  constructor(origin: RunIdOrigin) {
+    this.#origin = origin;
+  }
+
   /**
    * The holders of the calls requested in a session after a commit cursor (0: the whole
    * session), by session and cursor.
@@ -62,7 +69,7 @@ export class OtherRunCalls {
     // call may well be resolved there; the fix is to resume the run that holds it.
     throw new LedgerError(
       "invalid-argument",
-      `$.runId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: the thread was resumed under another run (a mistyped runId?), so the tool is not run again here. Build the handler with runId "${holder}" to resume the run that holds it.`,
+      `$.runId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: ${whyAnotherRun(this.#origin, after)}, so the tool is not run again here. ${howToResume(this.#origin, holder)}`,
       {
         path: "$.runId",
         details: {
@@ -131,6 +138,30 @@ export class OtherRunCalls {
     }
     return (await holders).get(keyOf(call));
   }
+}
+
+/**
+ * Where the handler's run id came from: its `runId` option (`given`), none (`chosen`: the
+ * handler started a run of its own), or the recorder given to it (`recorder`).
+ */
+export type RunIdOrigin = "given" | "chosen" | "recorder";
+
+/** Why the handler's run is not the one holding the call, in words that match the case. */
+function whyAnotherRun(origin: RunIdOrigin, after: number): string {
+  // A run that recorded an earlier turn of the thread: its runId is right for that turn.
+  if (after > 0)
+    return "that run recorded a later turn of the thread than this run did, and the thread's checkpoint holds that turn";
+  if (origin === "chosen")
+    return "this handler was built without a runId, so it started a run of its own rather than resume the run that recorded the thread";
+  if (origin === "recorder")
+    return "the recorder given to this handler is on another run than the one that recorded the thread";
+  return "the thread was resumed under another run (a mistyped runId?)";
+}
+
+function howToResume(origin: RunIdOrigin, holder: string): string {
+  return origin === "recorder"
+    ? `Give the handler a recorder on run "${holder}" (SessionRecorder.resume) to resume the run that holds it.`
+    : `Build the handler with runId "${holder}" to resume the run that holds it.`;
 }
 
 function named(call: HeldCall): string {

@@ -7,7 +7,7 @@ import {
   type ToolEffect,
 } from "@agent-ledger/core";
 import { FailedToolCalls } from "./failed-tool-calls.js";
-import { type HeldCall, OtherRunCalls } from "./other-run-calls.js";
+import { type HeldCall, OtherRunCalls, type RunIdOrigin } from "./other-run-calls.js";
 import { requestInsideDecision } from "./outer-decision.js";
 import type { ToolRun } from "./run-tree.js";
 import { ThreadSessions } from "./thread-sessions.js";
@@ -22,11 +22,16 @@ export class ToolCallBook {
   /** The calls ledgerMiddleware records itself. */
   readonly claims = new ToolClaims();
   /** The calls that other runs of the session hold (read once, when first needed). */
-  readonly otherRuns = new OtherRunCalls();
+  readonly otherRuns: OtherRunCalls;
   /** The requests ledgerMiddleware saw throw, which a retry around it may make again. */
   readonly failures = new FailedToolCalls();
   /** The sessions that recorded each thread's calls (this handler's is named before its first). */
   readonly threads = new ThreadSessions();
+
+  /** `origin`: where the handler's run id came from, which a refusal's words follow. */
+  constructor(origin: RunIdOrigin) {
+    this.otherRuns = new OtherRunCalls(origin);
+  }
 }
 
 /** A tool call about to run (or a retriever's query), as the handler or ledgerMiddleware sees it. */
