@@ -306,13 +306,18 @@ function attemptRow(attempt, index, depth, view, bar) {
   const unresolved = view.unresolvedIds.has(attemptKey(attempt));
   // Open because its run is paused awaiting a decision: it goes on when the run does.
   const waiting = view.waitingIds.has(attemptKey(attempt));
+  // A LangGraph tool that paused at interrupt() (recorded as failed: the server's `pausedAt`,
+  // as inspect says it) waits for a person's answer: nothing failed.
+  const paused = !unresolved && !waiting && typeof attempt.pausedAt === "string";
   const status = unresolved
     ? "unresolved"
     : waiting
       ? "waiting"
-      : attempt.status === "requested"
-        ? "retried"
-        : attempt.status;
+      : paused
+        ? "paused"
+        : attempt.status === "requested"
+          ? "retried"
+          : attempt.status;
   const label = el(
     "div",
     { className: "label" },
@@ -340,9 +345,11 @@ function attemptRow(attempt, index, depth, view, bar) {
     attempt.usage
       ? el("span", { className: "muted tokens", text: ` · ${tokens(attempt.usage)}` })
       : null,
-    !unresolved && attempt.status !== "requested" && attempt.status !== "completed"
-      ? reasonSpan(outcomeText(attempt.outcome))
-      : null,
+    paused
+      ? el("span", { className: "muted", testId: "paused-at", text: ` ${attempt.pausedAt}` })
+      : !unresolved && attempt.status !== "requested" && attempt.status !== "completed"
+        ? reasonSpan(outcomeText(attempt.outcome))
+        : null,
     // The cause of its request (the server's note: the page holds a window of the events).
     attempt.causedByEventId
       ? el("span", { className: "cause" }, " ← ", view.causeText(attempt.causedByEventId))

@@ -8,6 +8,7 @@ import {
   type SeqGap,
   type SessionInspection,
 } from "@agent-ledger/core";
+import { interruptText } from "../interrupt-outcome.js";
 import { approvalLine, approvalText, madeAgainText, resolveHint } from "../made-again-text.js";
 import { inspectForDecision, type NextStep, withNextSteps } from "../next-steps.js";
 import { type OpenRun, openRunsHeading } from "../open-runs.js";
@@ -77,6 +78,12 @@ export type TreeAttempt = Omit<AttemptView, "request" | "effect"> & {
    * (unrecorded-agent-calls.ts's nothingRecordedText).
    */
   nothingRecorded?: string;
+  /**
+   * A LangGraph tool that paused at `interrupt()`, recorded as failed (interrupt-outcome.ts):
+   * what `inspect` says of it instead of "failed" (`paused at interrupt(<question>) ...`). Its
+   * raw outcome (the interrupts as JSON, a stack) is then left out.
+   */
+  pausedAt?: string;
 };
 
 /**
@@ -234,9 +241,11 @@ export async function inspectForPage(
             named(causedByEventId);
             const requestCursor = briefs.get(attempt.requestEventId)?.commitCursor;
             const nothing = nothingRecordedText(attempt, stepHasChild);
+            const pausedAt = attempt.status === "failed" ? interruptText(outcome) : undefined;
+            const failure = outcome !== undefined && attempt.status !== "completed";
             return {
               ...shown,
-              ...(outcome !== undefined && attempt.status !== "completed" ? { outcome } : {}),
+              ...(pausedAt !== undefined ? { pausedAt } : failure ? { outcome } : {}),
               ...(requestCursor === undefined ? {} : { requestCursor }),
               ...(causedByEventId === undefined ? {} : { causedByEventId }),
               ...(attempt.approvedAt === undefined ? {} : { approval: approvalText(attempt) }),
