@@ -174,7 +174,35 @@ export async function restoreMessages(
     toolMessages.push(toolMessageOf(outcome, call));
   }
   messages.push(...toolMessages);
+  if (pendingToolCalls.length === 0) {
+    // The run's turn asks for nothing more, but the thread went on inside subgraphs (a node of
+    // the run's own, then a subgraph's tools node): restored here, the stopped turn would be
+    // taken for done, and the subgraph's calls would not be named.
+    const last = lastOfTurns(events, inThread);
+    const subgraphs = await subgraphRunsWithCalls(store, address, threadId, last);
+    if (subgraphs.length > 0)
+      throw callsInSubgraphsError(store, address, threadId, subgraphs, true);
+  }
   return { messages, pendingToolCalls, toolMessages };
+}
+
+/**
+ * The commit cursor of the run's last event of a call of the thread (a request, or an outcome
+ * of one): a subgraph's call committed after it is a later turn than the run's.
+ */
+function lastOfTurns(
+  events: readonly LedgerEvent[],
+  inThread: (request: LedgerEvent) => boolean,
+): number {
+  const attempts = new Set<string>();
+  let last = 0;
+  for (const event of events) {
+    if (event.attemptId === undefined) continue;
+    const request = event.type === "model.requested" || event.type === "tool.requested";
+    if (request && inThread(event)) attempts.add(event.attemptId);
+    if (attempts.has(event.attemptId)) last = Math.max(last, event.commitCursor);
+  }
+  return last;
 }
 
 /**

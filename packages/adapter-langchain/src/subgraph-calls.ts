@@ -38,12 +38,14 @@ export function hasCallIn(events: readonly LedgerEvent[], threadId: string | und
 
 /**
  * The subgraph child runs below the run `address` (at any depth, in the order they started)
- * that recorded calls in thread `threadId` (any thread, without one).
+ * that recorded calls in thread `threadId` (any thread, without one); with `after`, calls
+ * committed after that session commit cursor.
  */
 export async function subgraphRunsWithCalls(
   store: EventStore,
   address: { sessionId: string; runId: string },
   threadId: string | undefined,
+  after = 0,
 ): Promise<SubgraphCalls[]> {
   const below = await runsBelow(store, address.sessionId, address.runId);
   below.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
@@ -54,7 +56,8 @@ export async function subgraphRunsWithCalls(
     const subgraph = isRecord(started) ? started[SUBGRAPH_FIELD] : undefined;
     if (!isRecord(subgraph) || typeof subgraph.checkpointNs !== "string") continue;
     if (threadId !== undefined && payloadThreadId(subgraph) !== threadId) continue;
-    if (!hasCallIn(events, threadId)) continue;
+    const later = after > 0 ? events.filter((event) => event.commitCursor > after) : events;
+    if (!hasCallIn(later, threadId)) continue;
     const node = typeof subgraph.node === "string" ? subgraph.node : "";
     found.push({ runId: run.runId, node, checkpointNs: subgraph.checkpointNs });
   }
@@ -62,14 +65,17 @@ export async function subgraphRunsWithCalls(
 }
 
 /**
- * The refusal of restoring a run whose thread's calls are all in subgraphs' child runs: names
- * them, and the calls that restore the latest one (the last listed) into its subgraph's state.
+ * The refusal of restoring a run whose thread's calls are all in subgraphs' child runs, or
+ * (`ownCalls`) whose own last turn asks for nothing more while calls after it are in those
+ * runs: names them, and the calls that restore the latest one (the last listed) into its
+ * subgraph's state.
  */
 export function callsInSubgraphsError(
   store: EventStore,
   address: { sessionId: string; runId: string },
   threadId: string | undefined,
   subgraphs: readonly SubgraphCalls[],
+  ownCalls = false,
 ): NotFoundError {
   const latest = subgraphs.at(-1) as SubgraphCalls;
   const thread = threadId === undefined ? "" : ` in LangGraph thread ${JSON.stringify(threadId)}`;
@@ -82,7 +88,9 @@ export function callsInSubgraphsError(
   const options = threadId === undefined ? "" : `, { threadId: ${JSON.stringify(threadId)} }`;
   const configurable = `{ ${threadId === undefined ? "" : `thread_id: ${JSON.stringify(threadId)}, `}checkpoint_ns: ${JSON.stringify(latest.checkpointNs)} }`;
   return new NotFoundError(
-    `run ${address.runId} of session ${address.sessionId} recorded no call${thread}: its calls ran inside subgraphs, recorded in their child runs: ${listed}. ` +
+    (ownCalls
+      ? `run ${address.runId} of session ${address.sessionId} recorded calls of its own, but its last turn${thread} is not the thread's latest: the calls after it ran inside subgraphs, recorded in their child runs: ${listed}. `
+      : `run ${address.runId} of session ${address.sessionId} recorded no call${thread}: its calls ran inside subgraphs, recorded in their child runs: ${listed}. `) +
       `Restore the subgraph's run (the last listed is the latest) and answer its tools node in the subgraph's state: ` +
       `restoreMessages(store, { sessionId: ${JSON.stringify(address.sessionId)}, runId: ${JSON.stringify(latest.runId)} }${options}), ` +
       `then, with its pendingToolCalls empty, graph.updateState({ configurable: ${configurable} }, { messages: toolMessages }, "tools") and graph.invoke(null, config) ` +

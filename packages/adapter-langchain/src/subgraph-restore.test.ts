@@ -107,4 +107,68 @@ describe("restoreMessages for a ToolNode inside a subgraph (README: Plain LangGr
     expect(crashed.count("sent") + (resumed.counts.sent ?? 0)).toBe(reference.counts.sent);
     expect(crashed.count("model") + (resumed.counts.model ?? 0)).toBe(reference.counts.model);
   });
+  it("a handler's run with a model call of its own before the subgraph: refused too, naming the subgraph's run, not restored as a turn with nothing pending", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "plan-then-crash-in-send.db");
+    const crashed = await crashInChild("subgraph-restore:plan-then-crash-in-send", path);
+    expect([crashed.count("planned"), crashed.count("sent")]).toEqual([1, 1]);
+    const store = await openLedger(path, onTestFinished);
+    const [inFlight] = (await inspectSession(store, SESSION)).unresolved;
+    if (!inFlight) throw new Error("expected the call in flight at the crash");
+    expect(inFlight.runId).not.toBe(RUN);
+    const person = await SessionRecorder.resume({
+      store,
+      sessionId: SESSION,
+      runId: inFlight.runId,
+      actor: { type: "human", id: "ops" },
+    });
+    await person.abandon(inFlight, "checked the outbox: sent");
+
+    // The handler's run holds the plan's model call, a turn asking for no tool: restored, it
+    // would say nothing is pending, and the subgraph's send would be forgotten.
+    const refusal = await restoreMessages(
+      store,
+      { sessionId: SESSION, runId: RUN },
+      { threadId: THREAD },
+    ).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(LedgerError);
+    expect(refusal).toMatchObject({ code: "not-found", path: "$.runId" });
+    const { subgraphs } = (refusal as LedgerError).details as { subgraphs: SubgraphCalls[] };
+    expect(subgraphs).toEqual([
+      {
+        runId: inFlight.runId,
+        node: "research",
+        checkpointNs: expect.stringMatching(/^research:/),
+      },
+    ]);
+    const message = (refusal as Error).message;
+    expect(message).toContain(
+      `its last turn in LangGraph thread "${THREAD}" is not the thread's latest`,
+    );
+    expect(message).toContain(inFlight.runId);
+    expect(message).toContain(`runId: ${JSON.stringify(inFlight.runId)}`);
+
+    // The recipe from the subgraph's run: the message is not sent again.
+    const subgraph = subgraphs[0] as SubgraphCalls;
+    const { toolMessages, pendingToolCalls } = await restoreMessages(
+      store,
+      { sessionId: SESSION, runId: subgraph.runId },
+      { threadId: THREAD },
+    );
+    expect(pendingToolCalls).toEqual([]);
+    const resumed = counter();
+    const { graph, modelSaw } = subgraphWorld(store, { ...resumed, plan: true });
+    await graph.updateState(
+      { configurable: { thread_id: THREAD, checkpoint_ns: subgraph.checkpointNs } },
+      { messages: toolMessages },
+      "tools",
+    );
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const result = await graph.invoke(null, threadConfig(handler, THREAD));
+    expect(result.messages.at(-1)?.content).toBe("done");
+    expect(modelSaw).toEqual([expect.stringContaining("checked the outbox: sent")]);
+    expect(resumed.counts.sent ?? 0).toBe(0);
+    expect(resumed.counts.planned ?? 0).toBe(0);
+  });
 });

@@ -20,11 +20,13 @@ export const THREAD = "thread-1";
  * the root graph runs `research`, a compiled graph added as a node, whose `agent` asks for
  * `send` (not idempotent) once and then answers with what it got. `effect` hears each message
  * sent (`sent`) and model call paid (`model`); `crashInSend` kills the process inside send,
- * once the message is out. `modelSaw`: the result the model answered.
+ * once the message is out. `modelSaw`: the result the model answered. `plan`: the root graph
+ * runs a `plan` node first, whose own model call (recorded in the handler's run, asking for no
+ * tool) answers with a plan (`planned`).
  */
 export function subgraphWorld(
   store: EventStore,
-  options: { effect: (what: string) => void; crashInSend?: boolean },
+  options: { effect: (what: string) => void; crashInSend?: boolean; plan?: boolean },
 ) {
   const modelSaw: string[] = [];
   const send = tool(
@@ -57,11 +59,27 @@ export function subgraphWorld(
     )
     .addEdge("tools", "agent")
     .compile();
-  const graph = new StateGraph(MessagesAnnotation)
-    .addNode("research", research)
-    .addEdge(START, "research")
-    .addEdge("research", END)
-    .compile({ checkpointer: new LedgerCheckpointSaver({ store }) });
+  const planner = new ScriptedChatModel(() => {
+    options.effect("planned");
+    return new AIMessage("plan: email bob");
+  });
+  const plan = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => ({
+    messages: [await planner.invoke(state.messages, config)],
+  });
+  const checkpointer = new LedgerCheckpointSaver({ store });
+  const graph = options.plan
+    ? new StateGraph(MessagesAnnotation)
+        .addNode("plan", plan)
+        .addNode("research", research)
+        .addEdge(START, "plan")
+        .addEdge("plan", "research")
+        .addEdge("research", END)
+        .compile({ checkpointer })
+    : new StateGraph(MessagesAnnotation)
+        .addNode("research", research)
+        .addEdge(START, "research")
+        .addEdge("research", END)
+        .compile({ checkpointer });
   return { graph, modelSaw };
 }
 
@@ -72,6 +90,12 @@ export const subgraphRestoreCrashes = {
   "subgraph-restore:crash-in-send": async (store) => {
     const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
     const { graph } = subgraphWorld(store, { effect: noteEffect, crashInSend: true });
+    await graph.invoke(ASK, threadConfig(handler, THREAD));
+  },
+  /** As above, after the root graph's `plan` node made a model call of its own. */
+  "subgraph-restore:plan-then-crash-in-send": async (store) => {
+    const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
+    const { graph } = subgraphWorld(store, { effect: noteEffect, crashInSend: true, plan: true });
     await graph.invoke(ASK, threadConfig(handler, THREAD));
   },
 } satisfies Record<string, CrashScenario>;
