@@ -16,13 +16,8 @@ import type { LedgerCallbackHandlerOptions } from "./handler-recorder.js";
 import { forgetRunsLeft, type HandlerState, handlerState, keptSizes } from "./handler-state.js";
 import { awaitedCall } from "./interrupt-pauses.js";
 import { threadIdOf } from "./langchain-metadata.js";
-import {
-  closedRunReason,
-  isMisdirectedRefusal,
-  newRunText,
-  newRunWithoutCalls,
-} from "./misdirected-run.js";
-import { chatRequest, textRequest } from "./model-request.js";
+import { isMisdirectedRefusal, MisdirectedRun } from "./misdirected-run.js";
+import { chatModelStarted, llmStarted } from "./model-callbacks.js";
 import { type NestedRefusal, nestedRefusal } from "./nested-refusal.js";
 import { checkHandlerOptions } from "./option-checks.js";
 import type { StructuredOutputNote } from "./structured-output-note.js";
@@ -49,7 +44,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
   override raiseError = true;
   readonly #state: HandlerState;
   /** A refusal of the handler's new run as not the thread's: it is closed when idle. */
-  #misdirected: LedgerError | undefined;
+  readonly #misdirected = new MisdirectedRun();
 
   static {
     stateOf = (handler) => handler.#state;
@@ -112,30 +107,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     } finally {
       if (invocation && recorder.idle) forgetRunsLeft(this.#state);
     }
-    if (invocation && recorder.idle && this.#misdirected !== undefined) {
-      const refusal = this.#misdirected;
-      this.#misdirected = undefined;
-      // Best effort: the refusal, not a failure to close, is what the invocation ends with.
-      if (await newRunWithoutCalls(await recorder.get()).catch(() => false))
-        await this.cancelRun(closedRunReason(refusal)).catch(() => undefined);
-    }
-  }
-
-  /**
-   * The handler's run was refused as not the thread's (a mistyped runId or sessionId): if this
-   * process started it, holding no call, under a runId the handler chose, it is closed once the
-   * invocation ends (see misdirected-run.ts); the refusal says whether it is.
-   */
-  async #closeWhenEnded(refusal: LedgerError): Promise<void> {
-    const { options } = this.#state;
-    // A recorder given to the handler is its owner's run, not the handler's to close.
-    if ("recorder" in options || refusal.details.newRun !== undefined) return;
-    const root = await this.#state.recorder.get();
-    if (!(await newRunWithoutCalls(root).catch(() => false))) return;
-    const closing = options.runId === undefined;
-    if (closing) this.#misdirected = refusal;
-    refusal.message = `${refusal.message} ${newRunText(root.runId, closing)}`;
-    refusal.details.newRun = closing ? "closed" : "left open";
+    if (invocation && recorder.idle)
+      await this.#misdirected.invocationEnded(recorder, (reason) => this.cancelRun(reason));
   }
 
   /**
@@ -177,7 +150,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     try {
       return await requestToolCall(recorder, this.#state.book, { ...call, insideTool });
     } catch (error) {
-      if (isMisdirectedRefusal(error)) await this.#closeWhenEnded(error);
+      if (isMisdirectedRefusal(error)) await this.#misdirected.refused(this.#state, error);
       throw error;
     }
   }
@@ -292,27 +265,6 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     return close(await this.#closeOpenCalls(close));
   }
 
-  /**
-   * A model call of the thread `metadata` names starts (`start` records it), unless the handler
-   * refused a tool call of that thread in its invocation: a tool node that turned the refusal
-   * into a ToolMessage would have the model read it as the tool's answer. The call is refused
-   * with the same error, and nothing is recorded for it. Not a model call inside a tool call (an
-   * agent tool's, run beside the refused call in the same step): that call reads no refusal, and
-   * refused, it would end failed with another call's error; the thread's next model call outside
-   * a tool still stops the run.
-   */
-  async #modelStarted(
-    metadata: Record<string, unknown> | undefined,
-    parentRunId: string | undefined,
-    start: () => Promise<void>,
-  ) {
-    if (!this.#state.runs.enclosingTool(parentRunId))
-      await this.#state.refusedThreads.check(threadIdOf(metadata), (attempt) =>
-        this.#state.subgraphs.recorderOf(attempt),
-      );
-    return start();
-  }
-
   override async handleChatModelStart(
     llm: Serialized,
     messages: BaseMessage[][],
@@ -323,15 +275,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#starts(runId, parentRunId, metadata, () =>
-      this.#modelStarted(metadata, parentRunId, () =>
-        this.#state.models.started(
-          chatRequest({ llm, messages, extraParams, metadata }),
-          { runId, parentRunId, runName, tags },
-          { llm, lsMetadata: metadata, extraParams, messages },
-        ),
-      ),
-    );
+    const start = { llm, messages, runId, parentRunId, extraParams, tags, metadata, runName };
+    await this.#starts(runId, parentRunId, metadata, () => chatModelStarted(this.#state, start));
   }
 
   override async handleLLMStart(
@@ -344,15 +289,8 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): Promise<void> {
-    await this.#starts(runId, parentRunId, metadata, () =>
-      this.#modelStarted(metadata, parentRunId, () =>
-        this.#state.models.started(
-          textRequest({ llm, prompts, extraParams, metadata }),
-          { runId, parentRunId, runName, tags },
-          { llm, lsMetadata: metadata, extraParams },
-        ),
-      ),
-    );
+    const start = { llm, prompts, runId, parentRunId, extraParams, tags, metadata, runName };
+    await this.#starts(runId, parentRunId, metadata, () => llmStarted(this.#state, start));
   }
 
   // What a stream has given so far: what a call left unfinished is closed with.
@@ -402,7 +340,7 @@ export class LedgerCallbackHandler extends BaseCallbackHandler {
       // person abandoned: the model is meant to read why).
       if (!this.#state.runs.enclosingTool(parentRunId))
         this.#state.refusedThreads.refused(threadIdOf(metadata), error);
-      if (isMisdirectedRefusal(error)) await this.#closeWhenEnded(error);
+      if (isMisdirectedRefusal(error)) await this.#misdirected.refused(this.#state, error);
       throw error;
     }
   }

@@ -1,4 +1,6 @@
 import { LedgerError, readWholeRun, type SessionRecorder } from "@agent-ledger/core";
+import type { HandlerRecorder } from "./handler-recorder.js";
+import type { HandlerState } from "./handler-state.js";
 import { hasCallIn, subgraphRunsWithCalls } from "./subgraph-calls.js";
 
 // A handler built with a runId (or sessionId) that is not the one that recorded the thread it
@@ -39,4 +41,40 @@ export function newRunText(runId: string, closing: boolean): string {
 /** The reason the run is cancelled with. */
 export function closedRunReason(refusal: LedgerError): string {
   return `refused (${refusal.path}): the thread is recorded in run ${String(refusal.details.runId)}; this run, new, holds no call`;
+}
+
+/**
+ * What a handler does with the refusal of its run as not the thread's (a mistyped runId or
+ * sessionId): if this process started the run, holding no call, under a runId the handler
+ * chose, the run is closed once the invocation ends; the refusal says whether it is.
+ */
+export class MisdirectedRun {
+  /** The refusal whose run is closed when the handler is idle. */
+  #refusal: LedgerError | undefined;
+
+  /** The handler's tool call was refused so (`isMisdirectedRefusal`): says what becomes of its run. */
+  async refused(state: HandlerState, refusal: LedgerError): Promise<void> {
+    const { options } = state;
+    // A recorder given to the handler is its owner's run, not the handler's to close.
+    if ("recorder" in options || refusal.details.newRun !== undefined) return;
+    const root = await state.recorder.get();
+    if (!(await newRunWithoutCalls(root).catch(() => false))) return;
+    const closing = options.runId === undefined;
+    if (closing) this.#refusal = refusal;
+    refusal.message = `${refusal.message} ${newRunText(root.runId, closing)}`;
+    refusal.details.newRun = closing ? "closed" : "left open";
+  }
+
+  /** The handler's last invocation in progress ended: the refused run is closed (`cancelRun`). */
+  async invocationEnded(
+    recorder: HandlerRecorder,
+    cancelRun: (reason: string) => Promise<unknown>,
+  ): Promise<void> {
+    const refusal = this.#refusal;
+    if (refusal === undefined) return;
+    this.#refusal = undefined;
+    // Best effort: the refusal, not a failure to close, is what the invocation ends with.
+    if (await newRunWithoutCalls(await recorder.get()).catch(() => false))
+      await cancelRun(closedRunReason(refusal)).catch(() => undefined);
+  }
 }
