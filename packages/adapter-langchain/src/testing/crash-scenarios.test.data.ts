@@ -1,4 +1,5 @@
 import { agentCrashes } from "./agent.test.data.js";
+import { agentStreamCrashes } from "./agent-stream-crash.test.data.js";
 import { callbackHandlerCrashes } from "./callback-handler.test.data.js";
 import type { CrashScenario } from "./crash-point.js";
 import { idlessCallsCrashes } from "./idless-calls.test.data.js";
@@ -30,6 +31,7 @@ import { unresolvedInterruptCrashes } from "./unresolved-interrupt.test.data.js"
 /** Every scenario a crash child can run, by the name a test gives it. */
 export const crashScenarios = {
   ...agentCrashes,
+  ...agentStreamCrashes,
   ...callbackHandlerCrashes,
   ...idlessCallsCrashes,
   ...ledgerMiddlewareCrashes,
