@@ -83,6 +83,7 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
   const refusedThreads = new RefusedThreads();
   const book = new ToolCallBook(
     "recorder" in options ? "recorder" : options.runId !== undefined ? "given" : "chosen",
+    (): Promise<SessionRecorder> => recorder.get(),
   );
   // The causes of the tool calls a resumed run (or subgraph's child run) recorded, read with the run.
   const loadCauses = (opened: SessionRecorder) => {

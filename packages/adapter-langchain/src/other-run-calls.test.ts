@@ -15,6 +15,12 @@ import {
   THREAD,
 } from "./testing/other-run-calls.test.data.js";
 import {
+  RUN as SUBGRAPH_RUN,
+  SESSION as SUBGRAPH_SESSION,
+  THREAD as SUBGRAPH_THREAD,
+  subgraphWorld,
+} from "./testing/subgraph-restore.test.data.js";
+import {
   RUN as TOOL_NODE_RUN,
   SESSION as TOOL_NODE_SESSION,
   world as toolNodeWorld,
@@ -139,6 +145,36 @@ describe.concurrent("a thread resumed under another run than the one that record
       `recorder on run "${TOOL_NODE_RUN}" (SessionRecorder.resume)`,
     );
     expect(run.effects.sent).toBe(1);
+  });
+
+  it("a call of a subgraph's child run: the refusal names the handler's run to resume, not the child run", async ({
+    onTestFinished,
+  }) => {
+    const path = join(scratch, "subgraph.db");
+    await crashInChild("subgraph-restore:crash-in-send", path);
+    const store = await openLedger(path, onTestFinished);
+    const sent: string[] = [];
+    const { graph } = subgraphWorld(store, { effect: (what) => sent.push(what) });
+    const handler = new LedgerCallbackHandler({
+      store,
+      sessionId: SUBGRAPH_SESSION,
+      runId: `${SUBGRAPH_RUN}-typo`,
+    });
+    const error = await graph
+      .invoke(null, threadConfig(handler, SUBGRAPH_THREAD))
+      .catch((caught: unknown) => caught);
+    const refusal = findLedgerError(error, "invalid-argument");
+    expect(refusal?.path).toBe("$.runId");
+    // A handler is built with the run it records in, whose subgraphs' child runs it opens.
+    expect(refusal?.details.runId).toBe(SUBGRAPH_RUN);
+    expect(refusal?.details.handlerRunId).toBe(`${SUBGRAPH_RUN}-typo`);
+    expect(refusal?.message).toMatch(
+      new RegExp(
+        `recorded in run ${SUBGRAPH_RUN} \\(in ${SUBGRAPH_RUN}>${SUBGRAPH_THREAD}>research:[^ ]+, a LangGraph subgraph's child run of it\\)`,
+      ),
+    );
+    expect(refusal?.message).toContain(`Build the handler with runId "${SUBGRAPH_RUN}"`);
+    expect(sent.filter((what) => what === "sent")).toEqual([]);
   });
 
   it("a new run on a thread an open run used, with the same tool call ids, runs its own calls", async () => {

@@ -8,7 +8,17 @@ import {
 } from "@agent-ledger/core";
 import { recordedThreadId } from "./langchain-metadata.js";
 import { isRecord } from "./plain-json.js";
+import { SUBGRAPH_FIELD } from "./subgraph-runs.js";
 import { contentCallKey, toolCallKey, toolRequestHash } from "./tool-call-key.js";
+
+/**
+ * The open run that holds a call (`runId`), and the run a handler records in above it
+ * (`handlerRun`: the same run, or the handler's run above a subgraph's child run).
+ */
+interface Holder {
+  runId: string;
+  handlerRun: string;
+}
 
 /** A tool call the guard looks up: by toolCallId, or without one by name and arguments. */
 export interface HeldCall {
@@ -42,16 +52,19 @@ function keyOf(call: HeldCall): string {
 export class OtherRunCalls {
   /** Where the handler's run id came from: what a refusal says of why its run is another. */
   readonly #origin: RunIdOrigin;
+  /** The handler's run: the root of the subgraphs' child runs it records calls in. */
+  readonly #root: () => Promise<SessionRecorder>;
 
-  constructor(origin: RunIdOrigin) {
+  constructor(origin: RunIdOrigin, root: () => Promise<SessionRecorder>) {
     this.#origin = origin;
+    this.#root = root;
   }
 
   /**
    * The holders of the calls requested in a session after a commit cursor (0: the whole
    * session), by session and cursor.
    */
-  readonly #holders = new Map<string, Promise<Map<string, string>>>();
+  readonly #holders = new Map<string, Promise<Map<string, Holder>>>();
 
   /**
    * Throws `invalid-argument` (`$.runId`) when another open run of the session holds this tool
@@ -61,20 +74,25 @@ export class OtherRunCalls {
    * thread, which that run recorded).
    */
   async refuseHeld(recorder: SessionRecorder, call: HeldCall, after = 0): Promise<void> {
-    const holder = await this.#holder(recorder, recorder.sessionId, call, after);
-    if (holder === undefined) return;
+    const held = await this.#holder(recorder, recorder.sessionId, call, after);
+    // A call a subgraph's child run of the handler's own run holds is the handler's own.
+    const handlerRunId = (await this.#root()).runId;
+    if (held === undefined || held.handlerRun === handlerRunId) return;
+    const holder = held.handlerRun;
+    const recordedIn =
+      held.runId === holder ? "" : ` (in ${held.runId}, a LangGraph subgraph's child run of it)`;
     // The handler's runId is the bad value. Not conflict: that is a lost race, which writers
     // retry (this would fail again), and its errors carry the run's seq. Not
     // unresolved-attempt: there is no decision to take on an attempt of this run, and the
     // call may well be resolved there; the fix is to resume the run that holds it.
     throw new LedgerError(
       "invalid-argument",
-      `$.runId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${recorder.sessionId}, not in this handler's run ${recorder.runId}: ${whyAnotherRun(this.#origin, after)}, so the tool is not run again here. ${howToResume(this.#origin, holder)}`,
+      `$.runId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder}${recordedIn} of session ${recorder.sessionId}, not in this handler's run ${handlerRunId}: ${whyAnotherRun(this.#origin, after)}, so the tool is not run again here. ${howToResume(this.#origin, holder)}`,
       {
         path: "$.runId",
         details: {
           runId: holder,
-          handlerRunId: recorder.runId,
+          handlerRunId,
           sessionId: recorder.sessionId,
           threadId: call.threadId,
           toolCallId: call.toolCallId ?? null,
@@ -96,19 +114,22 @@ export class OtherRunCalls {
     sessions: readonly string[],
   ): Promise<void> {
     for (const sessionId of sessions) {
-      const holder = await this.#holder(recorder, sessionId, call, 0);
-      if (holder === undefined) continue;
+      const held = await this.#holder(recorder, sessionId, call, 0);
+      if (held === undefined) continue;
+      const holder = held.handlerRun;
+      const recordedIn =
+        held.runId === holder ? "" : ` (in ${held.runId}, a LangGraph subgraph's child run of it)`;
       // The handler's sessionId is the bad value, as its runId is above.
       throw new LedgerError(
         "invalid-argument",
-        `$.sessionId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder} of session ${sessionId}, not in this handler's session ${recorder.sessionId}: the thread was resumed under another session (a mistyped sessionId, a setting left out?), so the tool is not run again here. Build the handler with sessionId "${sessionId}" and runId "${holder}" to resume the run that holds it.`,
+        `$.sessionId: tool call ${named(call)} of LangGraph thread ${call.threadId} is recorded in run ${holder}${recordedIn} of session ${sessionId}, not in this handler's session ${recorder.sessionId}: the thread was resumed under another session (a mistyped sessionId, a setting left out?), so the tool is not run again here. Build the handler with sessionId "${sessionId}" and runId "${holder}" to resume the run that holds it.`,
         {
           path: "$.sessionId",
           details: {
             sessionId,
             runId: holder,
             handlerSessionId: recorder.sessionId,
-            handlerRunId: recorder.runId,
+            handlerRunId: (await this.#root()).runId,
             threadId: call.threadId,
             toolCallId: call.toolCallId ?? null,
             name: call.name,
@@ -124,7 +145,7 @@ export class OtherRunCalls {
     sessionId: string,
     call: HeldCall,
     after: number,
-  ): Promise<string | undefined> {
+  ): Promise<Holder | undefined> {
     const key = `${sessionId}\u0000${after}`;
     let holders = this.#holders.get(key);
     if (!holders) {
@@ -171,23 +192,30 @@ function named(call: HeldCall): string {
 }
 
 /**
- * Call key -> the open run of `sessionId` (other than `ownRunId`) that requested it last. Calls
- * made inside another tool (caused by its `tool.requested`) are left out: no model asked for
- * them, and the guard checks only calls a model asked for.
+ * Call key -> the open run of `sessionId` (other than `ownRunId`) that requested it last, named
+ * by the run a handler records in: a call of a LangGraph subgraph's child run (subgraph-runs.ts)
+ * is held by the handler's run above it, the runId a handler resumes it with (built with the
+ * child run's id, it would open subgraph runs of its own below that one). Calls made inside
+ * another tool (caused by its `tool.requested`) are left out: no model asked for them, and the
+ * guard checks only calls a model asked for.
  */
 async function readHolders(
   store: EventStore,
   sessionId: string,
   ownRunId: string | undefined,
   after: number,
-): Promise<Map<string, string>> {
+): Promise<Map<string, Holder>> {
   const events = await readWholeSession(store, sessionId, undefined, after);
   const closed = new Set<string>();
   const toolRequests = new Set<string>();
   const requested: { key: string; runId: string }[] = [];
+  // Each subgraph child run's parent run.
+  const subgraphParent = new Map<string, string>();
   for (const event of events) {
     if (event.runId === ownRunId) continue;
     if (TERMINAL_TYPES.has(event.type)) closed.add(event.runId);
+    if (event.type === "run.started" && event.parentRunId !== undefined && isSubgraph(event))
+      subgraphParent.set(event.runId, event.parentRunId);
     if (event.type !== "tool.requested") continue;
     toolRequests.add(event.eventId);
     const threadId = recordedThreadId(event);
@@ -200,7 +228,23 @@ async function readHolders(
     else if (typeof name === "string" && typeof requestHash === "string")
       requested.push({ key: contentCallKey(threadId, name, requestHash), runId: event.runId });
   }
-  const holders = new Map<string, string>();
-  for (const { key, runId } of requested) if (!closed.has(runId)) holders.set(key, runId);
+  const handlerRun = (runId: string): string => {
+    let run = runId;
+    for (
+      let parent = subgraphParent.get(run);
+      parent !== undefined;
+      parent = subgraphParent.get(run)
+    )
+      run = parent;
+    return run;
+  };
+  const holders = new Map<string, Holder>();
+  for (const { key, runId } of requested)
+    if (!closed.has(runId)) holders.set(key, { runId, handlerRun: handlerRun(runId) });
   return holders;
+}
+
+/** True for the `run.started` of a LangGraph subgraph's child run. */
+function isSubgraph(started: { payload?: JsonValue }): boolean {
+  return isRecord(started.payload) && isRecord(started.payload[SUBGRAPH_FIELD]);
 }

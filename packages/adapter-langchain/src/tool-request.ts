@@ -28,9 +28,12 @@ export class ToolCallBook {
   /** The sessions that recorded each thread's calls (this handler's is named before its first). */
   readonly threads = new ThreadSessions();
 
-  /** `origin`: where the handler's run id came from, which a refusal's words follow. */
-  constructor(origin: RunIdOrigin) {
-    this.otherRuns = new OtherRunCalls(origin);
+  /**
+   * `origin`: where the handler's run id came from, which a refusal's words follow; `root`: the
+   * handler's run (the root of its subgraphs' child runs).
+   */
+  constructor(origin: RunIdOrigin, root: () => Promise<SessionRecorder>) {
+    this.otherRuns = new OtherRunCalls(origin, root);
   }
 }
 
