@@ -178,14 +178,15 @@ describe("bad options are refused at construction, with the path of the bad valu
       ).toEqual({ code: "invalid-event", path: "$.sessionId" });
     }
     // An actor the core recorder would refuse at the first invoke is refused here, as it would,
-    // with core's code and path (README): a missing id at `$.actor.id`, not `$.actor`.
-    for (const [actor, path] of [
-      ["me", "$.actor"],
-      [{ type: "agent" }, "$.actor.id"],
-      [{ id: "a1" }, "$.actor.type"],
-      [{ type: "robot", id: "a1" }, "$.actor.type"],
-      [{ type: "agent", id: "" }, "$.actor.id"],
-      [{ type: "agent", id: "a1", name: "x" }, "$.actor.name"],
+    // with core's code and path (README): a missing id at `$.actor.id`, not `$.actor`. The
+    // actor is an option (invalid-argument); its id is an id (invalid-event, DESIGN §6).
+    for (const [actor, code, path] of [
+      ["me", "invalid-argument", "$.actor"],
+      [{ type: "agent" }, "invalid-event", "$.actor.id"],
+      [{ id: "a1" }, "invalid-argument", "$.actor.type"],
+      [{ type: "robot", id: "a1" }, "invalid-argument", "$.actor.type"],
+      [{ type: "agent", id: "" }, "invalid-event", "$.actor.id"],
+      [{ type: "agent", id: "a1", name: "x" }, "invalid-argument", "$.actor.name"],
     ] as const)
       expect(
         thrownBy(
@@ -193,7 +194,7 @@ describe("bad options are refused at construction, with the path of the bad valu
             new LedgerCallbackHandler(misuse<HandlerOptions>({ store, sessionId: "s1", actor })),
         ),
         JSON.stringify(actor),
-      ).toEqual({ code: "invalid-event", path });
+      ).toEqual({ code, path });
     // Metadata the core recorder would refuse at the first invoke, refused here as it would.
     for (const metadata of [[], "eu-1", null])
       expect(
@@ -202,7 +203,7 @@ describe("bad options are refused at construction, with the path of the bad valu
             new LedgerCallbackHandler(misuse<HandlerOptions>({ store, sessionId: "s1", metadata })),
         ),
         JSON.stringify(metadata),
-      ).toEqual({ code: "invalid-event", path: "$.metadata" });
+      ).toEqual({ code: "invalid-argument", path: "$.metadata" });
     // A missing sessionId is a missing id: the same code as the core recorder gives.
     expect(thrownBy(() => new LedgerCallbackHandler(misuse<HandlerOptions>({ store })))).toEqual({
       code: "invalid-event",

@@ -102,15 +102,17 @@ export function checkHandlerOptions(options: unknown): LedgerCallbackHandlerOpti
   assertEventStore(options.store, "$.store");
   checkId(options.sessionId, "$.sessionId", true);
   checkId(options.runId, "$.runId", false);
-  // As the core recorder checks it when the first call makes one: `invalid-event` at the bad
-  // field's path (`$.actor.id` for a missing id), as the README and DESIGN §6 say.
-  if (options.actor !== undefined) validateActor(options.actor, "$.actor");
+  // As the core recorder checks it when the first call makes one: `invalid-argument` at the bad
+  // field's path, `invalid-event` for its id (`$.actor.id`, also when missing), as DESIGN §6 says.
+  if (options.actor !== undefined) validateActor(options.actor, "$.actor", "invalid-argument");
   // The recorder is made at the first call: a bad redaction found there would have let nothing
   // through yet, but the invoke would fail mid-graph, far from the mistake. Core's own checks
-  // (redact: invalid-argument; metadata: invalid-event, as the recorder says), with its paths.
+  // (both invalid-argument, as the recorder says), with its paths.
   const redact = validateRedaction(options.redact, "$.redact");
   const metadata =
-    options.metadata === undefined ? undefined : validateMetadata(options.metadata, "$.metadata");
+    options.metadata === undefined
+      ? undefined
+      : validateMetadata(options.metadata, "$.metadata", "invalid-argument");
   return {
     ...options,
     ...(redact !== undefined ? { redact } : {}),

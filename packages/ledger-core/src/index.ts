@@ -212,12 +212,12 @@ export type { ValidAppend, ValidEvent } from "./store/validate.js";
 export {
   assertEventStore,
   TOOL_EFFECT_KINDS,
-  validateActor,
   validateAppend,
   validateFork,
-  validateMetadata,
   validateNewEvent,
   validatePaging,
 } from "./store/validate.js";
+export type { ShapeRefusal } from "./store/validate-actor-metadata.js";
+export { validateActor, validateMetadata } from "./store/validate-actor-metadata.js";
 export type { ServerRefusal } from "./stores/server-refusal.js";
 export { serverRefusal } from "./stores/server-refusal.js";

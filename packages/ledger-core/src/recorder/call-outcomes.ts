@@ -9,7 +9,8 @@ import { InvalidArgumentError, withAdvice } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { Actor, LedgerEvent, NewEvent } from "../events/types.js";
-import { markPrevalidated, validateActor } from "../store/validate.js";
+import { markPrevalidated } from "../store/validate.js";
+import { validateActor } from "../store/validate-actor-metadata.js";
 import type { Attempt } from "./attempt.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import { checkOpen } from "./outcome-guard.js";
@@ -262,7 +263,9 @@ function decision(
     causedByEventId: requestOf(attempt, doing),
     payload,
   };
-  if (options.actor !== undefined) event.actor = validateActor(options.actor, "$.options.actor");
-  if (options.metadata !== undefined) event.metadata = options.metadata;
+  if (options.actor !== undefined)
+    event.actor = validateActor(options.actor, "$.options.actor", "invalid-argument");
+  if (options.metadata !== undefined)
+    event.metadata = callMetadata(options.metadata, "$.options.metadata");
   return event;
 }

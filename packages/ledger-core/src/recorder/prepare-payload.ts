@@ -9,7 +9,7 @@ import {
   normalizeError,
   toPlainJson,
 } from "../events/json.js";
-import { validateMetadata } from "../store/validate.js";
+import { validateMetadata } from "../store/validate-actor-metadata.js";
 import { type Redaction, redactErrorStacks, redactPayload } from "./redact.js";
 
 // Validates a value and applies redaction. Redaction paths are relative to the event
@@ -140,7 +140,14 @@ export interface MetadataOption {
 /** `MetadataOption`'s one key, for `assertOptions`. */
 export const METADATA_ONLY: KnownKeys<MetadataOption> = { metadata: true };
 
-/** Per-call metadata, validated here: the recorder's events reach the store prevalidated. */
-export function callMetadata(metadata: JsonObject | undefined): JsonObject | undefined {
-  return metadata === undefined ? undefined : validateMetadata(metadata, "$.metadata");
+/**
+ * Per-call metadata, validated here (`invalid-argument` at `path`, the caller's option): the
+ * recorder's events reach the store prevalidated, and one that does not is merged with the
+ * recorder's metadata first, where a string would be spread into `{ "0": ... }` keys.
+ */
+export function callMetadata(
+  metadata: JsonObject | undefined,
+  path = "$.metadata",
+): JsonObject | undefined {
+  return metadata === undefined ? undefined : validateMetadata(metadata, path, "invalid-argument");
 }

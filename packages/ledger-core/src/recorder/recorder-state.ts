@@ -6,7 +6,8 @@ import type { JsonObject } from "../events/json.js";
 import type { Actor, EventType, LedgerEvent, NewEvent, RunStatus } from "../events/types.js";
 import type { ReplayCursor } from "../replay/replay-cursor.js";
 import type { EventStore } from "../store/event-store.js";
-import { assertEventStore, validateActor, validateMetadata } from "../store/validate.js";
+import { assertEventStore } from "../store/validate.js";
+import { validateActor, validateMetadata } from "../store/validate-actor-metadata.js";
 import { ChildRuns } from "./child-runs.js";
 import type { ClosedRunRecords } from "./closed-run-records.js";
 import { CommitQueue } from "./commit-queue.js";
@@ -91,7 +92,7 @@ export class RecorderState {
     this.sessionId = options.sessionId;
     this.runId = runId;
     // Frozen: every event of this recorder reaches the store with it, unchecked (validate.ts).
-    this.actor = Object.freeze(validateActor(options.actor, "$.actor"));
+    this.actor = Object.freeze(validateActor(options.actor, "$.actor", "invalid-argument"));
     this.parentRunId = options.parentRunId;
     this.causedByEventId = options.causedByEventId;
     this.redact = validateRedaction(options.redact, "$.redact");
@@ -99,7 +100,9 @@ export class RecorderState {
     this.compactor = new PayloadCompactor(options.compact);
     // Every event of this recorder carries it, and most reach the store prevalidated.
     this.metadata =
-      options.metadata === undefined ? undefined : validateMetadata(options.metadata, "$.metadata");
+      options.metadata === undefined
+        ? undefined
+        : validateMetadata(options.metadata, "$.metadata", "invalid-argument");
     this.queue = new CommitQueue({
       store: this.store,
       sessionId: this.sessionId,

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "../events/errors.js";
 import { isJsonObject, type JsonObject } from "../events/json.js";
-import { validateMetadata } from "../store/validate.js";
+import { validateMetadata } from "../store/validate-actor-metadata.js";
 import type { RecorderState } from "./recorder-state.js";
 import { type Redaction, reachesMetadata, redactPayload } from "./redact.js";
 
@@ -39,6 +39,9 @@ export function storedMetadata(
   type: string,
   metadata: JsonObject,
 ): JsonObject {
-  const merged = { ...state.metadata, ...validateMetadata(metadata, "$.metadata") };
+  const merged = {
+    ...state.metadata,
+    ...validateMetadata(metadata, "$.metadata", "invalid-argument"),
+  };
   return state.redact === undefined ? merged : redactMetadata(state.redact, type, merged);
 }

@@ -14,6 +14,7 @@ import { readWholeRun } from "../store/read-all.js";
 import { ledgerCommand } from "../store/store-command.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import {
+  callMetadata,
   compactedPayload,
   failurePayload,
   METADATA_ONLY,
@@ -62,6 +63,7 @@ export async function recordInput(
 ): Promise<LedgerEvent> {
   return inTurn(state, async () => {
     assertOptions(options, METADATA_ONLY, "recordInput");
+    const metadata = callMetadata(options.metadata);
     const payload = preparePayload(state.redact, "input.received", { input }, "$");
     const recorded = state.replay?.takeInput();
     if (recorded)
@@ -72,7 +74,7 @@ export async function recordInput(
       {
         type: "input.received",
         payload: compact.value(payload, { text: false }),
-        ...(options.metadata ? { metadata: options.metadata } : {}),
+        ...(metadata !== undefined ? { metadata } : {}),
       },
       compact,
     );

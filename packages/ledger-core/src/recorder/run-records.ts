@@ -5,10 +5,16 @@ import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { isBlobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
+import { validateActor, validateMetadata } from "../store/validate-actor-metadata.js";
 import { answeredByClosedRun } from "./closed-run-records.js";
 import { commitCompacted, commitEvent } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
-import { compactedPayload, METADATA_ONLY, type MetadataOption } from "./prepare-payload.js";
+import {
+  callMetadata,
+  compactedPayload,
+  METADATA_ONLY,
+  type MetadataOption,
+} from "./prepare-payload.js";
 import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
 import { assertNoneLeftInFlight } from "./run-lifecycle.js";
 import { inTurn } from "./turns.js";
@@ -35,6 +41,7 @@ export async function checkpoint(
   options: MetadataOption,
 ): Promise<LedgerEvent> {
   assertOptions(options, METADATA_ONLY, "checkpoint");
+  const metadata = callMetadata(options.metadata);
   // In its turn: a child of a resumed run knows whether its run was closed once it is loaded.
   return inTurn(state, async () => {
     const answered = answeredByClosedRun(state, "checkpoint.saved");
@@ -50,7 +57,7 @@ export async function checkpoint(
         path: "$",
       }),
     };
-    if (options.metadata !== undefined) event.metadata = options.metadata;
+    if (metadata !== undefined) event.metadata = metadata;
     return await commitCompacted(state, event, compact);
   });
 }
@@ -114,6 +121,10 @@ async function assertBlobsStored(store: EventStore, refs: string[]): Promise<voi
 export async function recordEvent(state: RecorderState, event: NewEvent): Promise<LedgerEvent> {
   // A copy: the caller's object is theirs (commitEvent completes its event in place).
   const copy = { ...event };
+  // Checked before the recorder's metadata is merged in, where a string would be spread into
+  // `{ "0": ... }` keys; at the event's own paths, as its payload is (`$.payload`).
+  if (copy.metadata !== undefined) copy.metadata = validateMetadata(copy.metadata, "$.metadata");
+  if (copy.actor !== undefined) copy.actor = validateActor(copy.actor, "$.actor");
   // Redacted and compacted as every other payload this recorder writes: an adapter's custom
   // events carry the user's data too (LangChain's chain inputs and outputs).
   const compact = state.compactor.begin();

@@ -137,11 +137,11 @@ describe("SessionRecorder", () => {
         actor: { type: "agent", id: "a" },
         metadata: ["not", "an", "object"] as never,
       }),
-    ).rejects.toMatchObject({ code: "invalid-event", path: "$.metadata" });
+    ).rejects.toMatchObject({ code: "invalid-argument", path: "$.metadata" });
     expect(
       () =>
         new SessionRecorder({ store, sessionId: "session-1", actor, metadata: "text" as never }),
-    ).toThrow(expect.objectContaining({ code: "invalid-event", path: "$.metadata" }));
+    ).toThrow(expect.objectContaining({ code: "invalid-argument", path: "$.metadata" }));
     expect((await store.runHead({ sessionId: "session-1", runId: "run-1" })).length).toBe(1);
   });
 
@@ -159,7 +159,7 @@ describe("SessionRecorder", () => {
       ],
       [
         rec.beforeModelCall({ request, metadata: ["not", "an", "object"] as never }),
-        "invalid-event",
+        "invalid-argument",
         "$.metadata",
       ],
       [

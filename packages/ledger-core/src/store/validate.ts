@@ -11,9 +11,9 @@ import type {
   ReadRunRequest,
   ReadSessionRequest,
 } from "./event-store.js";
+import { validateActor, validateMetadata } from "./validate-actor-metadata.js";
 
 const knownTypes: ReadonlySet<string> = new Set(EVENT_TYPES);
-const actorTypes = new Set(["agent", "tool", "human", "system"]);
 /** The kinds a tool call's `effect` may declare (§3), in the order messages list them. */
 export const TOOL_EFFECT_KINDS: readonly ToolEffect["kind"][] = [
   "none",
@@ -63,31 +63,6 @@ const prevalidated = new WeakSet<object>();
 export function markPrevalidated<T extends object>(event: T): T {
   prevalidated.add(event);
   return event;
-}
-
-/** Validates an actor `{ type, id, framework? }`; returns a copy. */
-export function validateActor(value: unknown, path: string): Actor {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidEventError(path, "actor must be an object { type, id, framework? }");
-  }
-  const actor = value as Record<string, unknown>;
-  if (!actorTypes.has(actor.type as string)) {
-    throw new InvalidEventError(
-      childPath(path, "type"),
-      `actor type must be agent, tool, human or system`,
-    );
-  }
-  assertId(actor.id, childPath(path, "id"));
-  const out: Actor = { type: actor.type as Actor["type"], id: actor.id };
-  if (actor.framework !== undefined) {
-    assertId(actor.framework, childPath(path, "framework"));
-    out.framework = actor.framework;
-  }
-  for (const key of Object.keys(actor)) {
-    if (!["type", "id", "framework"].includes(key))
-      throw new InvalidEventError(childPath(path, key), "unknown actor field");
-  }
-  return out;
 }
 
 /** Validates one event; returns a deep copy. Paths are relative to `path`. */
@@ -164,14 +139,6 @@ export function validateNewEvent(value: unknown, path: string): ValidEvent {
   // The recorder checked a tool's effect as it built the request (`toolEffect`).
   if (type === "tool.requested" && !trusted) validateEffect(out.payload, `${path}.payload`);
   return out;
-}
-
-/** Validates host metadata (a plain JSON object); returns a copy. */
-export function validateMetadata(value: unknown, path: string): JsonObject {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidEventError(path, "metadata must be a JSON object");
-  }
-  return toPlainJson(value, path) as JsonObject;
 }
 
 /** Checks `payload.effect` of a tool request, if any: `{ kind, idempotent }` (§3). */
