@@ -337,3 +337,18 @@ describe("openStore's options", () => {
     }
   });
 });
+
+describe("openStore memory:", () => {
+  // `memory:foo` was opened as a fresh empty store, as if the name meant something: a second
+  // `openStore("memory:foo")` found none of the first one's events.
+  it("refuses a name, path or options after memory:, naming the URL, and opens memory: alone", async () => {
+    for (const url of ["memory:foo", "memory://ledger", "MEMORY:./x.db", "memory:?keyPrefix=a"]) {
+      const error = await refusal(openStore(url), "$.url");
+      expect(error.message).toContain(JSON.stringify(url));
+      expect(error.message).toMatch(/memory: takes no name, path or options/);
+    }
+    const store = await openStore("memory:");
+    expect(await store.listSessions()).toMatchObject({ sessions: [] });
+    await store.close();
+  });
+});

@@ -86,6 +86,13 @@ async function storeFor(scheme: string, url: string): Promise<EventStore> {
   let store: EventStore;
   switch (scheme) {
     case "memory:":
+      // `memory:foo` read as a named store that a second open would find again; each open is
+      // a new empty store of this process, so a name or path would be kept by nothing.
+      if (url.length > scheme.length)
+        throw new InvalidArgumentError(
+          "$.url",
+          `${JSON.stringify(redactUrl(url))}: memory: takes no name, path or options: each openStore("memory:") is a new empty store held in this process, shared with no other open and gone when it ends (sqlite:<path> keeps a ledger in a file)`,
+        );
       store = new MemoryEventStore();
       break;
     case "sqlite:":
