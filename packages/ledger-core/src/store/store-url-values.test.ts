@@ -83,6 +83,52 @@ describe("store URL values", () => {
     }
   });
 
+  it("a Redis family or a mysql2 count in the URL that the driver cannot use as meant is refused, naming it", async () => {
+    // Each was passed on unchecked: ioredis read ?family=abc as the string "abc" (every connect
+    // to a host name failed, as store-unavailable) and ?family=4x as 4; mysql2 read ?connectionLimit=ten
+    // as its default of 10 without a word, and ?connectionLimit=-5 (or 0) as a pool that never
+    // opens a connection, where every statement waited for one.
+    const refused: [url: string, store: () => unknown, path: string][] = [
+      ...["family=abc", "family=4x", "family=5", "family=-4"].map(
+        (query): [string, () => unknown, string] => {
+          const url = `redis://cache.internal:6379?${query}`;
+          return [url, () => new RedisEventStore({ url }), "$.url"];
+        },
+      ),
+      ...[
+        "connectionLimit=ten",
+        "connectionLimit=-5",
+        "connectionLimit=0",
+        "maxIdle=many",
+        "queueLimit=-1",
+        "maxPreparedStatements=0",
+        "keepAliveInitialDelay=1.5",
+      ].map((query): [string, () => unknown, string] => {
+        const url = `mysql://app@db.internal:3306/ledger?${query}`;
+        return [url, () => new MysqlEventStore({ uri: url }), "$.uri"];
+      }),
+    ];
+    for (const [url, store, path] of refused) {
+      const name = url.slice(url.indexOf("?") + 1, url.lastIndexOf("="));
+      await expect(openStore(url, { init: false }), url).rejects.toMatchObject({
+        code: "invalid-argument",
+        path: "$.url",
+        message: expect.stringContaining(`${name}=`),
+        details: { param: name },
+      });
+      expect(store, url).toThrow(expect.objectContaining({ code: "invalid-argument", path }));
+    }
+    for (const url of [
+      "redis://cache.internal:6379?family=0",
+      "redis://cache.internal:6379?family=4",
+      "redis://cache.internal:6379?family=6",
+      "mysql://app@db.internal:3306/ledger?connectionLimit=20&maxIdle=0&queueLimit=0&maxPreparedStatements=100&keepAliveInitialDelay=0",
+    ]) {
+      const store = await openStore(url, { init: false });
+      await store.close();
+    }
+  });
+
   it("an empty Redis key prefix is refused: the ledger's keys would sit at the top of the database", async () => {
     await expect(
       openStore("redis://cache.internal:6379?keyPrefix=", { init: false }),

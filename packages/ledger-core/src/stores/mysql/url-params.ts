@@ -65,6 +65,9 @@ export const MYSQL_URL_PARAMS: readonly string[] = [
   "resetOnRelease",
 ];
 
+/** The largest count the URL's counts take: a signed 32-bit integer. */
+const MAX_COUNT = 2_147_483_647;
+
 /** What mysql2 reads from the URL's own parts, and skips in its query. */
 const URL_PARTS = ["host", "port", "user", "password", "database"];
 
@@ -80,7 +83,7 @@ function hint(name: string): string | undefined {
 }
 
 /**
- * mysql2's bounds in a URL, in milliseconds. `connectTimeout` that was not a number was
+ * mysql2's bounds in a URL, in milliseconds, and its pool's counts. `connectTimeout` that was not a number was
  * dropped for the store's bound without a word, and a negative one (a timer Node runs after
  * 1 ms) failed every connect as "no connection to the server within -5 ms", told as an outage;
  * `idleTimeout` that was not a number was the pool's default.
@@ -101,6 +104,48 @@ const WHOLE_NUMBER_PARAMS: readonly WholeNumberParam[] = [
     max: MAX_TIMER_MS,
     use: "how long the pool keeps a free connection",
     example: 60_000,
+  },
+  {
+    name: "keepAliveInitialDelay",
+    unit: "milliseconds",
+    min: 0,
+    max: MAX_TIMER_MS,
+    use: "the idle time before a connection's first TCP keep-alive probe",
+    example: 10_000,
+  },
+  // The pool's counts: one that was not a number was mysql2's default without a word, and a
+  // connectionLimit of 0 or below a pool that never opens a connection (every statement waited).
+  {
+    name: "connectionLimit",
+    unit: "connections",
+    min: 1,
+    max: MAX_COUNT,
+    use: "the most connections the pool opens",
+    example: 10,
+  },
+  {
+    name: "maxIdle",
+    unit: "connections",
+    min: 0,
+    max: MAX_COUNT,
+    use: "the most free connections the pool keeps",
+    example: 10,
+  },
+  {
+    name: "queueLimit",
+    unit: "waiting statements",
+    min: 0,
+    max: MAX_COUNT,
+    use: "how many wait for a connection before one is refused, 0 for no limit",
+    example: 0,
+  },
+  {
+    name: "maxPreparedStatements",
+    unit: "statements",
+    min: 1,
+    max: MAX_COUNT,
+    use: "how many prepared statements each connection caches (0 was read as mysql2's 16000)",
+    example: 16_000,
   },
 ];
 

@@ -81,6 +81,7 @@ const URL_PARAMS = [
  */
 export function assertKnownRedisUrlParams(url: URL): void {
   assertKnownUrlParams(url, URL_PARAMS, "$.url", "Redis");
+  assertFamily(url);
   assertWholeNumberUrlParams(
     url,
     DRIVER_TIMEOUT_PARAMS.map((name) => ({
@@ -93,6 +94,21 @@ export function assertKnownRedisUrlParams(url: URL): void {
     })),
     "$.url",
     "Redis",
+  );
+}
+
+/**
+ * `?family=` as ioredis reads it (parseInt, else the string itself) goes to Node's connect,
+ * which takes 0 (either), 4 or 6: `family=abc` or `family=5` failed every connect to a host
+ * name (ERR_INVALID_ARG_VALUE), told as the server being unavailable, and `family=4x` was 4.
+ */
+function assertFamily(url: URL): void {
+  const value = url.searchParams.get("family");
+  if (value === null || value === "0" || value === "4" || value === "6") return;
+  throw new InvalidArgumentError(
+    "$.url",
+    `family=${JSON.stringify(value)} in the Redis URL is not an IP family Node connects with: write ?family=4 (IPv4), ?family=6 (IPv6) or ?family=0 (either)`,
+    { details: { param: "family", value } },
   );
 }
 
