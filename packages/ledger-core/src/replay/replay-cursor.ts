@@ -1,8 +1,6 @@
-import { ReplayDivergenceError } from "../events/errors.js";
-import { isJsonObject, type JsonValue } from "../events/json.js";
+import type { JsonValue } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import { AttemptIndex } from "./attempt-index.js";
-import { divergenceText, firstDifference } from "./first-difference.js";
 import { InFlightClaims } from "./in-flight-claims.js";
 import { MatchedPositions } from "./matched-positions.js";
 import {
@@ -11,6 +9,7 @@ import {
   type RecordedAttempt,
   type ReplayMatch,
 } from "./recorded-attempts.js";
+import { modelDivergence, retryDivergence } from "./recorded-divergence.js";
 import { sameToolRequest, type ToolCallToMatch } from "./tool-call-match.js";
 
 // Where the recorder, the decisions and the package entry have always found them.
@@ -214,24 +213,7 @@ export class ReplayCursor {
       );
       return position === -1 ? undefined : this.#takeModelAt(position);
     }
-    // Given the request (as hashed), say where it differs from the recorded one, when the
-    // recorded one is at hand (read as stored, a compacted request names blobs instead).
-    const payload = attempt.requested.payload;
-    const recorded = isJsonObject(payload) ? payload.request : undefined;
-    const difference =
-      request === undefined || recorded === undefined
-        ? undefined
-        : firstDifference(recorded, request);
-    throw new ReplayDivergenceError(
-      `model call ${next + 1} differs from the one recorded at seq ${attempt.requested.seq}${divergenceText(difference, "A request")}`,
-      {
-        seq: attempt.requested.seq,
-        attemptId: attempt.attemptId,
-        recordedHash: attempt.requestHash,
-        requestHash,
-        ...(difference ? { path: difference.path } : {}),
-      },
-    );
+    throw modelDivergence({ position: next, attempt, requestHash, request });
   }
 
   /**
@@ -352,17 +334,7 @@ export class ReplayCursor {
       attempt = this.#toolsByRetryOf.firstUnused(call.retryOf, this.#usedTools);
     }
     if (!attempt) return undefined;
-    if (attempt.requestHash !== call.requestHash) {
-      throw new ReplayDivergenceError(
-        `the retry of attempt ${call.retryOf} differs from the one recorded at seq ${attempt.requested.seq}`,
-        {
-          seq: attempt.requested.seq,
-          attemptId: attempt.attemptId,
-          recordedHash: attempt.requestHash,
-          requestHash: call.requestHash,
-        },
-      );
-    }
+    if (attempt.requestHash !== call.requestHash) throw retryDivergence(call, attempt);
     if (call.kind === "model") return this.#takeModelAt(modelPosition);
     return this.#takeToolAttempt(attempt, undefined);
   }
