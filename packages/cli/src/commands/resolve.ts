@@ -163,6 +163,7 @@ export async function resolveCommand(context: CommandContext): Promise<number> {
         exitCode: EXIT_CODES.failure,
       });
     }
+    assertRunOpen(inspection.runs, attempt, decision);
     assertNotPaused(inspection.runs, attempt);
     assertNotHeld(inspection, attempt, context);
     assertNotModelCall(inspection.sessionId, attempt, context);
@@ -243,6 +244,25 @@ function assertNotPaused(runs: RunView[], attempt: AttemptView): void {
     throw usageError(
       `attempt ${attempt.attemptId} goes on when run ${pause.runId} does, which is ${pause.text}`,
     );
+}
+
+/**
+ * A call on a run that is closed (failed or cancelled with the call still in flight) takes no
+ * decision: the recorder's refusal (run-closed) told the person to check a resumed recorder's
+ * status, words for the app's code.
+ */
+function assertRunOpen(
+  runs: readonly RunView[],
+  attempt: AttemptView,
+  decision: "abandon" | "approve",
+): void {
+  const run = runsInTreeOrder(runs).find((entry) => entry.run.runId === attempt.runId)?.run;
+  if (run === undefined || run.status === "running") return;
+  throw new CliError({
+    code: "run-closed",
+    message: `attempt ${attempt.attemptId} (${attemptKind(attempt)}) on run ${attempt.runId} cannot be ${decision === "abandon" ? "abandoned" : "approved for a re-run"}: run ${attempt.runId} is ${run.status}, and a closed run takes no more events (no resume goes on with it, so nothing waits on a decision). Nothing written. Check the call's effect by hand: the ledger keeps it unresolved, the record of a call cut off`,
+    exitCode: EXIT_CODES.failure,
+  });
 }
 
 /**
