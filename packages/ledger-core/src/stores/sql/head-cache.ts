@@ -1,11 +1,12 @@
 import { TERMINAL_TYPES } from "../../events/types.js";
 import { type PlannedEvent, planAppend } from "../../store/append-plan.js";
+import { runKey, setBounded } from "../../store/bounded-map.js";
 import type { AppendResult } from "../../store/event-store.js";
 import { refsOf } from "../../store/retention.js";
 import type { ValidAppend } from "../../store/validate.js";
 import type { BlobRow } from "./sql-backend.js";
 
-/** Heads of runs a store remembers from its own appends; the oldest are forgotten first. */
+/** Heads of runs a store remembers from its own appends; the first remembered go first. */
 const maxHeads = 4096;
 
 /** What a store knows of a running run's head after its own last successful append to it. */
@@ -66,30 +67,29 @@ export function inLockOrder(appends: HeadAppend[]): { append: HeadAppend; index:
 
 /**
  * Bounded map of (session, run) to the head a store's last successful append left. It is only a
- * hint: an entry is removed on any error or unknown outcome, and the database re-checks it.
+ * hint: an entry is removed on any error or unknown outcome, and the database re-checks it. A
+ * forgotten entry keeps its key (its head undefined), so the append that forgets it and then
+ * remembers it again moves nothing in the map (see setBounded).
  */
 export class HeadCache {
-  readonly #heads = new Map<string, CachedHead>();
+  readonly #heads = new Map<string, CachedHead | undefined>();
 
   get(sessionId: string, runId: string): CachedHead | undefined {
-    return this.#heads.get(`${sessionId}\n${runId}`);
+    return this.#heads.get(runKey(sessionId, runId));
   }
 
   forget(sessionId: string, runId: string): void {
-    this.#heads.delete(`${sessionId}\n${runId}`);
+    const key = runKey(sessionId, runId);
+    if (this.#heads.get(key) !== undefined) this.#heads.set(key, undefined);
   }
 
   /** Remembers the head after a written batch; a batch that closed the run is forgotten. */
   remember(sessionId: string, runId: string, result: AppendResult): void {
-    const key = `${sessionId}\n${runId}`;
-    this.#heads.delete(key);
+    const key = runKey(sessionId, runId);
     const last = result.events[result.events.length - 1];
-    if (result.deduplicated || last === undefined || TERMINAL_TYPES.has(last.type)) return;
-    this.#heads.set(key, { length: last.seq + 1, lastHash: last.hash });
-    if (this.#heads.size > maxHeads) {
-      const oldest = this.#heads.keys().next().value;
-      if (oldest !== undefined) this.#heads.delete(oldest);
-    }
+    if (result.deduplicated || last === undefined || TERMINAL_TYPES.has(last.type))
+      this.#heads.delete(key);
+    else setBounded(this.#heads, key, { length: last.seq + 1, lastHash: last.hash }, maxHeads);
   }
 }
 

@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
+import { runKey, setBounded } from "../../store/bounded-map.js";
 import type { HeadRow } from "../sql/rows.js";
 
-/** Runs and sessions whose head a connection remembers; the oldest are forgotten first. */
+/** Runs and sessions whose head a connection remembers; the first remembered go first. */
 const maxEntries = 4096;
 
 /**
@@ -41,11 +42,11 @@ export class ConnectionHeads {
   }
 
   head(sessionId: string, runId: string): HeadRow | undefined {
-    return this.#heads.get(`${sessionId}\n${runId}`);
+    return this.#heads.get(runKey(sessionId, runId));
   }
 
   rememberHead(sessionId: string, runId: string, head: HeadRow): void {
-    remember(this.#heads, `${sessionId}\n${runId}`, head);
+    setBounded(this.#heads, runKey(sessionId, runId), head, maxEntries);
   }
 
   cursor(sessionId: string): number | undefined {
@@ -53,16 +54,7 @@ export class ConnectionHeads {
   }
 
   rememberCursor(sessionId: string, cursor: number): void {
-    remember(this.#cursors, sessionId, cursor);
-  }
-}
-
-function remember<T>(map: Map<string, T>, key: string, value: T): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > maxEntries) {
-    const oldest = map.keys().next().value;
-    if (oldest !== undefined) map.delete(oldest);
+    setBounded(this.#cursors, sessionId, cursor, maxEntries);
   }
 }
 
