@@ -10,7 +10,16 @@ import { StoreUnavailableError } from "../events/errors.js";
  * sent a command after quit() kept the process alive for its socket timeout.
  */
 export class ClosingGate {
-  readonly #underWay = new Set<Promise<unknown>>();
+  /**
+   * Operations under way, counted (a Set of their promises, added to and deleted from by every
+   * operation, made the Set copy itself every few operations to drop the holes deletes leave).
+   */
+  #underWay = 0;
+  /** Resolves close()'s wait once the count is back to 0. */
+  #idle: (() => void) | undefined;
+  readonly #settled = () => {
+    if (--this.#underWay === 0 && this.#idle !== undefined) this.#idle();
+  };
   #closing: Promise<void> | undefined;
 
   constructor(readonly storeName: string) {}
@@ -45,16 +54,16 @@ export class ClosingGate {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#underWay.add(promise);
-    const settled = () => this.#underWay.delete(promise);
-    promise.then(settled, settled);
+    this.#underWay++;
+    promise.then(this.#settled, this.#settled);
     return promise;
   }
 
   /** Refuses new operations, waits for those under way, then runs `closeConnection` once. */
   close(closeConnection: () => Promise<void>): Promise<void> {
     this.#closing ??= (async () => {
-      while (this.#underWay.size > 0) await Promise.allSettled([...this.#underWay]);
+      // No operation starts once #closing is set, so the count only goes down.
+      if (this.#underWay > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
       await closeConnection();
     })();
     return this.#closing;
