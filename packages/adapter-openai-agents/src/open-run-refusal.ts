@@ -50,6 +50,55 @@ function describeCall(call: CallInFlight): string {
   return `tool call ${call.name ?? "(unnamed)"}${id}, attempt ${call.attemptId}: the call may have had its effect`;
 }
 
+/** The last call a run open with nothing in flight made, as the refusal's `details.lastCall` gives it. */
+interface CallMade extends CallInFlight {
+  status: AttemptView["status"];
+}
+
+/**
+ * The first open top-level run that a crash left between calls: none of its calls in flight, no
+ * pause awaiting a decision in its tree, and calls made (with their outcomes), which a new run
+ * would make again. A run whose last call a person abandoned (`agent-ledger resolve --abandon`,
+ * the way out the in-flight refusal names when a run is not to go on) is not one: that person
+ * decided about it.
+ */
+function runLeftBetweenCalls(
+  runs: readonly RunView[],
+  inFlight: ReadonlyMap<string, unknown>,
+): { runId: string; calls: CallMade[] } | undefined {
+  for (const top of runs) {
+    if (top.status !== "running" || inFlight.has(top.runId)) continue;
+    const tree = runsInTreeOrder([top]).map(({ run }) => run);
+    if (tree.some((run) => run.awaitingDecision !== undefined)) continue;
+    const calls: (CallMade & { resolvedAt: string })[] = [];
+    for (const run of tree)
+      for (const step of run.steps)
+        for (const attempt of step.attempts) {
+          if (attempt.resolvedAt === undefined) continue;
+          calls.push({
+            runId: attempt.runId,
+            attemptId: attempt.attemptId,
+            kind: attempt.kind,
+            ...(attempt.name !== undefined ? { name: attempt.name } : {}),
+            ...(attempt.toolCallId !== undefined ? { toolCallId: attempt.toolCallId } : {}),
+            status: attempt.status,
+            resolvedAt: attempt.resolvedAt,
+          });
+        }
+    if (calls.length === 0) continue;
+    calls.sort((a, b) => (a.resolvedAt < b.resolvedAt ? -1 : a.resolvedAt > b.resolvedAt ? 1 : 0));
+    if (calls.at(-1)?.status === "abandoned") continue;
+    return { runId: top.runId, calls: calls.map(({ resolvedAt: _, ...call }) => call) };
+  }
+  return undefined;
+}
+
+function describeMade(call: CallMade): string {
+  if (call.kind === "model") return `a model call (${call.status})`;
+  const id = call.toolCallId !== undefined ? ` (${call.toolCallId})` : "";
+  return `tool call ${call.name ?? "(unnamed)"}${id} (${call.status})`;
+}
+
 /**
  * `runWithLedger` given no runId starts a run with a generated one. On a session that holds a
  * run a process left open during a call (it died, SIGKILLed, mid-tool-call), that new run makes
@@ -58,8 +107,10 @@ function describeCall(call: CallInFlight): string {
  * anything is written, with `unresolved-attempt` naming the run and its calls in flight, and
  * what to do: resume it, or decide its calls, or start beside it with a runId of one's own (the
  * explicit choice: a run still running in another process looks the same in the ledger). A run
- * paused at an approval, or open with no call in flight, is not refused: nothing of it is in
- * flight to run twice.
+ * a process left open between calls (it died after a charge completed, before the next model
+ * call was requested, or its ledger failed there) is refused too, with `conflict`: the new run
+ * would charge again just the same. A run paused at an approval, or open with no call made yet,
+ * is not refused: nothing of it would run twice.
  */
 export async function assertNoRunLeftInFlight(store: EventStore, sessionId: string): Promise<void> {
   // Most sessions hold no open run: one cheap listing, the whole session read only otherwise.
@@ -69,8 +120,13 @@ export async function assertNoRunLeftInFlight(store: EventStore, sessionId: stri
     resolve: false,
     missingBlobs: "keep",
   });
-  const [open] = callsInFlightByOpenRun(inspection.runs, inspection.unresolved);
-  if (open === undefined) return;
+  const inFlight = callsInFlightByOpenRun(inspection.runs, inspection.unresolved);
+  const [open] = inFlight;
+  if (open === undefined) {
+    const between = runLeftBetweenCalls(inspection.runs, inFlight);
+    if (between !== undefined) throw leftBetweenCalls(store, sessionId, between);
+    return;
+  }
   const [runId, calls] = open;
   const [call] = calls as [CallInFlight, ...CallInFlight[]];
   const more = calls.length > 1 ? ` (and ${calls.length - 1} more call(s) in flight in it)` : "";
@@ -84,5 +140,21 @@ export async function assertNoRunLeftInFlight(store: EventStore, sessionId: stri
     "unresolved-attempt",
     `session ${sessionId} holds run ${runId}, left open by a process that stopped during ${describeCall(call)}${more}, and a new run would make its calls again, so runWithLedger (given no runId) wrote nothing. To continue that run, call resumeRun(agent, { store, ${ids} }). If it is not to go on, check the call's effect and decide it: ${resolve}, then call runWithLedger again. If it is still running in another process, or to start another run beside it anyway, give runWithLedger a runId of your own. ${inspect} shows the run.`,
     { details: { sessionId, runId, attemptId: call.attemptId, unresolved: calls } },
+  );
+}
+
+// The refusal of a new run beside one a process left open between calls.
+function leftBetweenCalls(
+  store: EventStore,
+  sessionId: string,
+  { runId, calls }: { runId: string; calls: CallMade[] },
+): LedgerError {
+  const last = calls.at(-1) as CallMade;
+  const inspect = ledgerCommand(store, "inspect", [sessionId]);
+  const ids = `sessionId: ${JSON.stringify(sessionId)}, runId: ${JSON.stringify(runId)}`;
+  return new LedgerError(
+    "conflict",
+    `session ${sessionId} holds run ${runId}, left open with no call in flight after ${calls.length} call(s) (the last: ${describeMade(last)}): its process stopped between calls, or still runs it, and a new run would make those calls again, so runWithLedger (given no runId) wrote nothing. To continue that run, call resumeRun(agent, { store, ${ids} }) (what it recorded is answered from the ledger). If it is not to go on, close it: (await SessionRecorder.resume({ store, ${ids}, actor: { type: "human", id: "you" } })).cancelRun("why"), then call runWithLedger again. If it is still running in another process, or to start another run beside it anyway, give runWithLedger a runId of your own. ${inspect} shows the run.`,
+    { details: { sessionId, runId, lastCall: last, calls: calls.length } },
   );
 }

@@ -94,6 +94,14 @@ export const CRASH_SCENARIOS = {
   },
   "shop: dies inside charge": shopDyingInside("charge 7"),
   "shop: dies inside lookup": shopDyingInside("lookup book"),
+  // Between calls: the charge's tool.completed committed, the next model call not yet requested.
+  "shop: dies after charge completed": async (child) => {
+    const first = fixture({ afterEffect: child.afterEffect() });
+    const store = child.dyingAfter(
+      (event) => event.type === "tool.completed" && payloadOf(event).toolCallId === "call_charge",
+    );
+    await runWithLedger(first.main, "sell a book", runOptions(store, first.model));
+  },
   // The app's client tool search (its registry) is running, its request recorded.
   "registry: dies inside the tool search": async (child) => {
     const first = registryAgent();
