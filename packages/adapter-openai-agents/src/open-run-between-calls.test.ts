@@ -3,6 +3,7 @@ import { setTracingDisabled } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { resumeRun, runWithLedger } from "./index.js";
 import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
+import { FailingStore } from "./testing/failing-store.js";
 import { fixture } from "./testing/fixture.js";
 import { runOptions } from "./testing/recorded-run.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
@@ -120,5 +121,53 @@ describe("runWithLedger without a runId, on a session holding a run a crash left
         ["second", "completed"],
       ]),
     );
+  });
+});
+
+describe("runWithLedger without a runId, after the ledger failed between calls", () => {
+  test("the app's retry is refused: the run left open is resumed, the charge not made again", async () => {
+    const store = new FailingStore();
+    const first = fixture();
+    // The store goes away once the charge completed: the next model call's request cannot commit.
+    let charged = false;
+    store.failWhen = (request) => {
+      if (
+        request.events.some(
+          (event) =>
+            event.type === "tool.completed" &&
+            event.payload &&
+            (event.payload as { toolCallId?: string }).toolCallId === "call_charge",
+        )
+      )
+        charged = true;
+      return charged && request.events.some((event) => event.type === "model.requested");
+    };
+    const failure = await refusal(
+      runWithLedger(first.main, "sell a book", { store, ...newRunOptions(first) }),
+    );
+    expect(LedgerError.isInstance(failure, "store-unavailable")).toBe(true);
+    expect(first.effects).toEqual(["lookup book", "charge 7"]);
+    store.failWhen = undefined;
+    const [open] = await store.listRuns("s");
+
+    // The app retries as it started: refused, nothing charged again.
+    const retry = fixture();
+    const error = await refusal(
+      runWithLedger(retry.main, "sell a book", { store, ...newRunOptions(retry) }),
+    );
+    expect(error).toMatchObject({
+      code: "conflict",
+      details: { runId: open?.runId, lastCall: { name: "charge", status: "completed" } },
+    });
+    expect(retry.effects).toEqual([]);
+
+    retry.model.calls = 2;
+    const done = await resumeRun(retry.main, {
+      store,
+      ...newRunOptions(retry),
+      runId: open?.runId as string,
+    });
+    expect(done.finalOutput).toBe("sold for 7");
+    expect(retry.effects).toEqual([]);
   });
 });
