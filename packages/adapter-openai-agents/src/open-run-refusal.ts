@@ -56,18 +56,17 @@ interface CallMade extends CallInFlight {
 }
 
 /**
- * The first open top-level run that a crash left between calls: none of its calls in flight, no
- * pause awaiting a decision in its tree, and calls made (with their outcomes), which a new run
- * would make again. A run whose last call a person abandoned (`agent-ledger resolve --abandon`,
+ * The first open top-level run that a crash left between calls (the session holds no call in
+ * flight): no pause awaiting a decision in its tree, and calls made (with their outcomes), which
+ * a new run would make again. A run whose last call a person abandoned (`agent-ledger resolve --abandon`,
  * the way out the in-flight refusal names when a run is not to go on) is not one: that person
  * decided about it.
  */
 function runLeftBetweenCalls(
   runs: readonly RunView[],
-  inFlight: ReadonlyMap<string, unknown>,
 ): { runId: string; calls: CallMade[] } | undefined {
   for (const top of runs) {
-    if (top.status !== "running" || inFlight.has(top.runId)) continue;
+    if (top.status !== "running") continue;
     const tree = runsInTreeOrder([top]).map(({ run }) => run);
     if (tree.some((run) => run.awaitingDecision !== undefined)) continue;
     const calls: (CallMade & { resolvedAt: string })[] = [];
@@ -120,10 +119,10 @@ export async function assertNoRunLeftInFlight(store: EventStore, sessionId: stri
     resolve: false,
     missingBlobs: "keep",
   });
-  const inFlight = callsInFlightByOpenRun(inspection.runs, inspection.unresolved);
-  const [open] = inFlight;
+  const [open] = callsInFlightByOpenRun(inspection.runs, inspection.unresolved);
   if (open === undefined) {
-    const between = runLeftBetweenCalls(inspection.runs, inFlight);
+    // No call in flight anywhere: a run open between calls is the one to refuse on.
+    const between = runLeftBetweenCalls(inspection.runs);
     if (between !== undefined) throw leftBetweenCalls(store, sessionId, between);
     return;
   }
