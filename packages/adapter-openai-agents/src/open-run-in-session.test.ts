@@ -11,6 +11,7 @@ import { CrashedLedgers } from "./testing/crashed-ledgers.test.data.js";
 import { fixture } from "./testing/fixture.js";
 import { firstInterruption, runOptions } from "./testing/recorded-run.js";
 import { scriptedProvider } from "./testing/scripted-model.js";
+import { agentToolFixture } from "./testing/writer-agent.js";
 
 setTracingDisabled(true);
 
@@ -104,6 +105,18 @@ describe("runWithLedger without a runId, on a session holding a run a crash left
     expect(started.runId).not.toBe("root");
   });
 
+  test("resumed and paused asking about the charge, it still holds new runs back: the charge may have happened", async () => {
+    const { store } = await ledgers.crashed("shop: dies inside charge");
+    const again = fixture();
+    const paused = await resumeRun(again.main, runOptions(store, again.model));
+    expect(paused.inFlightAtCrash.map(({ item }) => item.name)).toEqual(["charge"]);
+    const error = await runWithLedger(again.main, "sell a book", newRunOptions(store, again))
+      .then(() => undefined)
+      .catch((thrown: unknown) => thrown);
+    expect(LedgerError.isInstance(error, "unresolved-attempt")).toBe(true);
+    expect(again.effects).toEqual([]);
+  });
+
   test("a runId of the caller's own starts another run beside it (the explicit choice)", async () => {
     const { store } = await ledgers.crashed("shop: dies inside charge");
     const beside = fixture();
@@ -132,6 +145,27 @@ describe("runWithLedger without a runId, on a session holding a run paused at an
 
     const other = deletingAgent();
     const next = await runWithLedger(other.agent, "clean up", {
+      store,
+      sessionId: "s",
+      modelProvider: scriptedProvider(other.model),
+    });
+    expect(next.status).toBe("interrupted");
+    expect(next.runId).not.toBe("root");
+  });
+
+  test("paused inside an agent tool (its agent's call awaits approval): starts, the agent tool call waiting with the pause is no call in flight", async () => {
+    const store = new SqliteEventStore({ path: join(scratch, "paused-inside.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const made = agentToolFixture();
+    const paused = await runWithLedger(made.main, "write hello", runOptions(store, made.model));
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interruptions.map((item) => item.name)).toEqual(["write"]);
+    // The agent tool call is open while the run waits: not lost in a crash.
+    expect((await inspectSession(store, "s")).runs[0]?.awaitingDecision).toBeDefined();
+
+    const other = agentToolFixture();
+    const next = await runWithLedger(other.main, "write hello", {
       store,
       sessionId: "s",
       modelProvider: scriptedProvider(other.model),

@@ -17,6 +17,21 @@ interface CallInFlight {
   toolCallId?: string;
 }
 
+/**
+ * A run tree paused at an approval whose pause asks about no call a crash left in flight: its
+ * calls still open (an agent tool call whose agent paused inside it) wait with the pause, as
+ * `agent-ledger inspect` shows them ("WAITING ON A DECISION"), and nothing of it is in flight.
+ * A pause that asks about a crash's call (`inFlightAttemptId`) is not one: that call may have
+ * had its effect.
+ */
+function pausedWithNothingInFlight(tree: readonly RunView[]): boolean {
+  const pauses = tree.flatMap((run) => run.awaitingDecision ?? []);
+  return (
+    pauses.length > 0 &&
+    pauses.every((pause) => pause.calls.every((call) => call.inFlightAttemptId === undefined))
+  );
+}
+
 // The calls in flight of each open top-level run (its child runs' included), by that run's id,
 // in the order inspection lists them.
 function callsInFlightByOpenRun(
@@ -24,12 +39,19 @@ function callsInFlightByOpenRun(
   unresolved: readonly AttemptView[],
 ): Map<string, CallInFlight[]> {
   const topOf = new Map<string, RunView>();
-  for (const top of runs) for (const { run } of runsInTreeOrder([top])) topOf.set(run.runId, top);
+  const waiting = new Set<RunView>();
+  for (const top of runs) {
+    const tree = runsInTreeOrder([top]).map(({ run }) => run);
+    for (const run of tree) topOf.set(run.runId, top);
+    if (pausedWithNothingInFlight(tree)) waiting.add(top);
+  }
   const byRun = new Map<string, CallInFlight[]>();
   for (const attempt of unresolved) {
     const top = topOf.get(attempt.runId);
-    // A closed run takes no more events: nothing of it is resumed, nor made again.
-    if (top === undefined || top.status !== "running") continue;
+    // A closed run takes no more events: nothing of it is resumed, nor made again. A run paused
+    // at an approval keeps the calls it waits in open (an agent tool call whose agent asks):
+    // no process died during them.
+    if (top === undefined || top.status !== "running" || waiting.has(top)) continue;
     const call: CallInFlight = {
       runId: attempt.runId,
       attemptId: attempt.attemptId,
