@@ -51,15 +51,9 @@ export function refundTools(world: RefundWorld) {
   return { refund };
 }
 
-/** One turn: its text (`result.text`, or what it rejected with), the errors onError got. */
-export async function refundTurn(
-  store: EventStore,
-  world: RefundWorld,
-  turnId: string,
-  messages: ModelMessage[],
-) {
-  const recorder = await turnRecorder(store, APPROVING_CHAT, turnId);
-  const model = new MockLanguageModelV3({
+/** The chat's model: asks for the refund of order 42, and once the tool answered, says it is done. */
+export function refundModel(world: RefundWorld) {
+  return new MockLanguageModelV3({
     doStream: async (options) => {
       world.modelCalls++;
       world.prompts?.push(options.prompt);
@@ -70,6 +64,17 @@ export async function refundTurn(
       return { stream: partsStream(streamPartsOf(answer)) };
     },
   });
+}
+
+/** One turn: its text (`result.text`, or what it rejected with), the errors onError got. */
+export async function refundTurn(
+  store: EventStore,
+  world: RefundWorld,
+  turnId: string,
+  messages: ModelMessage[],
+) {
+  const recorder = await turnRecorder(store, APPROVING_CHAT, turnId);
+  const model = refundModel(world);
   const errors: unknown[] = [];
   const result = streamText({
     model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),

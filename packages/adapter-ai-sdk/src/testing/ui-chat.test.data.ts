@@ -16,19 +16,11 @@ import {
   type UIMessageChunk,
   wrapLanguageModel,
 } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { chatTurnId } from "../chat-turn-id.js";
 import { ledgerMiddleware } from "../ledger-middleware.js";
 import { wrapTools } from "../wrap-tools.js";
-import { type RefundWorld, refundTools } from "./approving-chat.test.data.js";
+import { type RefundWorld, refundModel, refundTools } from "./approving-chat.test.data.js";
 import { turnRecorder } from "./chat-server.test.data.js";
-import {
-  partsStream,
-  streamPartsOf,
-  textResult,
-  toolCall,
-  toolCallsResult,
-} from "./scripted-model.test.data.js";
 
 /** The chat's id: its session. */
 export const UI_CHAT = "ui-chat";
@@ -44,16 +36,7 @@ export const REFUND_42: UIMessage = {
 async function serve(store: EventStore, world: RefundWorld, messages: UIMessage[]) {
   const modelMessages = await convertToModelMessages(messages);
   const recorder = await turnRecorder(store, UI_CHAT, chatTurnId(modelMessages));
-  const model = new MockLanguageModelV3({
-    doStream: async (options) => {
-      world.modelCalls++;
-      const answer =
-        options.prompt.at(-1)?.role === "tool"
-          ? textResult("order 42 is refunded")
-          : toolCallsResult(toolCall("call-refund", "refund", { order: "42" }));
-      return { stream: partsStream(streamPartsOf(answer)) };
-    },
-  });
+  const model = refundModel(world);
   const errors: unknown[] = [];
   const result = streamText({
     model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
