@@ -5,21 +5,30 @@ import { type EventStore, openStore, SessionRecorder, type ToolEffect } from "@a
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { onTestFinished } from "vitest";
+import { type CliResult, runCliInProcess, runsInProcess } from "./cli-in-process.test.data.js";
 
 /** The built binary the tests run, exactly as a user would. */
 export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { CliResult };
 
 /**
- * Runs `node dist/bin.js ...args` and collects its output and exit code. A variable of `env`
- * set to undefined is unset; `cwd` is where it runs (this process's directory by default).
+ * Runs `agent-ledger ...args` and collects its output and exit code: in this process where it
+ * can be (see `runsInProcess`), else as `node dist/bin.js` (`spawnBin`). A variable of `env` set
+ * to undefined is unset; `cwd` is where it runs (this process's directory by default).
  */
 export function runBin(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: { cwd?: string } = {},
+): Promise<CliResult> {
+  return runsInProcess(env, options.cwd)
+    ? runCliInProcess(args, env)
+    : spawnBin(args, env, options);
+}
+
+/** Runs `node dist/bin.js ...args`, a process of its own, as `runBin` does. */
+export function spawnBin(
   args: string[],
   env: Record<string, string | undefined> = {},
   options: { cwd?: string } = {},
