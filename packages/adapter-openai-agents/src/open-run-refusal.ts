@@ -32,6 +32,17 @@ function pausedWithNothingInFlight(tree: readonly RunView[]): boolean {
   );
 }
 
+/** An attempt as the refusals' `details` name a call. */
+function callOf(attempt: AttemptView): CallInFlight {
+  return {
+    runId: attempt.runId,
+    attemptId: attempt.attemptId,
+    kind: attempt.kind,
+    ...(attempt.name !== undefined ? { name: attempt.name } : {}),
+    ...(attempt.toolCallId !== undefined ? { toolCallId: attempt.toolCallId } : {}),
+  };
+}
+
 // The calls in flight of each open top-level run (its child runs' included), by that run's id,
 // in the order inspection lists them.
 function callsInFlightByOpenRun(
@@ -52,13 +63,7 @@ function callsInFlightByOpenRun(
     // at an approval keeps the calls it waits in open (an agent tool call whose agent asks):
     // no process died during them.
     if (top === undefined || top.status !== "running" || waiting.has(top)) continue;
-    const call: CallInFlight = {
-      runId: attempt.runId,
-      attemptId: attempt.attemptId,
-      kind: attempt.kind,
-      ...(attempt.name !== undefined ? { name: attempt.name } : {}),
-      ...(attempt.toolCallId !== undefined ? { toolCallId: attempt.toolCallId } : {}),
-    };
+    const call = callOf(attempt);
     const calls = byRun.get(top.runId);
     if (calls) calls.push(call);
     else byRun.set(top.runId, [call]);
@@ -86,30 +91,24 @@ interface CallMade extends CallInFlight {
  */
 function runLeftBetweenCalls(
   runs: readonly RunView[],
-): { runId: string; calls: CallMade[] } | undefined {
+): { runId: string; last: CallMade; calls: number } | undefined {
   for (const top of runs) {
     if (top.status !== "running") continue;
     const tree = runsInTreeOrder([top]).map(({ run }) => run);
     if (tree.some((run) => run.awaitingDecision !== undefined)) continue;
-    const calls: (CallMade & { resolvedAt: string })[] = [];
+    // The call settled last, and how many settled: one pass, nothing kept of the others.
+    let last: AttemptView | undefined;
+    let calls = 0;
     for (const run of tree)
       for (const step of run.steps)
         for (const attempt of step.attempts) {
           if (attempt.resolvedAt === undefined) continue;
-          calls.push({
-            runId: attempt.runId,
-            attemptId: attempt.attemptId,
-            kind: attempt.kind,
-            ...(attempt.name !== undefined ? { name: attempt.name } : {}),
-            ...(attempt.toolCallId !== undefined ? { toolCallId: attempt.toolCallId } : {}),
-            status: attempt.status,
-            resolvedAt: attempt.resolvedAt,
-          });
+          calls++;
+          if (last === undefined || attempt.resolvedAt >= (last.resolvedAt as string))
+            last = attempt;
         }
-    if (calls.length === 0) continue;
-    calls.sort((a, b) => (a.resolvedAt < b.resolvedAt ? -1 : a.resolvedAt > b.resolvedAt ? 1 : 0));
-    if (calls.at(-1)?.status === "abandoned") continue;
-    return { runId: top.runId, calls: calls.map(({ resolvedAt: _, ...call }) => call) };
+    if (last === undefined || last.status === "abandoned") continue;
+    return { runId: top.runId, last: { ...callOf(last), status: last.status }, calls };
   }
   return undefined;
 }
@@ -168,14 +167,13 @@ export async function assertNoRunLeftInFlight(store: EventStore, sessionId: stri
 function leftBetweenCalls(
   store: EventStore,
   sessionId: string,
-  { runId, calls }: { runId: string; calls: CallMade[] },
+  { runId, last, calls }: { runId: string; last: CallMade; calls: number },
 ): LedgerError {
-  const last = calls.at(-1) as CallMade;
   const inspect = ledgerCommand(store, "inspect", [sessionId]);
   const ids = `sessionId: ${JSON.stringify(sessionId)}, runId: ${JSON.stringify(runId)}`;
   return new LedgerError(
     "conflict",
-    `session ${sessionId} holds run ${runId}, left open with no call in flight after ${calls.length} call(s) (the last: ${describeMade(last)}): its process stopped between calls, or still runs it, and a new run would make those calls again, so runWithLedger (given no runId) wrote nothing. To continue that run, call resumeRun(agent, { store, ${ids} }) (what it recorded is answered from the ledger). If it is not to go on, close it: (await SessionRecorder.resume({ store, ${ids}, actor: { type: "human", id: "you" } })).cancelRun("why"), then call runWithLedger again. If it is still running in another process, or to start another run beside it anyway, give runWithLedger a runId of your own. ${inspect} shows the run.`,
-    { details: { sessionId, runId, lastCall: last, calls: calls.length } },
+    `session ${sessionId} holds run ${runId}, left open with no call in flight after ${calls} call(s) (the last: ${describeMade(last)}): its process stopped between calls, or still runs it, and a new run would make those calls again, so runWithLedger (given no runId) wrote nothing. To continue that run, call resumeRun(agent, { store, ${ids} }) (what it recorded is answered from the ledger). If it is not to go on, close it: (await SessionRecorder.resume({ store, ${ids}, actor: { type: "human", id: "you" } })).cancelRun("why"), then call runWithLedger again. If it is still running in another process, or to start another run beside it anyway, give runWithLedger a runId of your own. ${inspect} shows the run.`,
+    { details: { sessionId, runId, lastCall: last, calls } },
   );
 }
