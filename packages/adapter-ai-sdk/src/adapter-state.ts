@@ -50,11 +50,13 @@ export class AdapterState {
   /** A wrapped tool call's child run (see `ofToolCall`). */
   #toolCallRun = false;
   /**
-   * The tools `wrapTools` wrapped for this recorder that have an `onInputStart` or
-   * `onInputDelta`: a stream's completion keeps the tool input parts of their calls alone (see
-   * `RecordedModelResponse.toolInputs`), the only ones a replay must emit again.
+   * The state of the recorder `wrapTools` declared the tools with (`toolOptions`,
+   * `inputCallbackTools`): this one, or for a tool call's child run its recorder's (see
+   * `ofToolCall`).
    */
-  readonly inputCallbackTools = new Set<string>();
+  #declaredOn: AdapterState = this;
+  readonly #inputCallbackTools = new Set<string>();
+  readonly #toolOptions = new Map<string, ToolOptions>();
   /**
    * The denials of approval requests recorded (or being recorded) on this run, by the
    * completion that asked (none for an earlier turn's) and toolCallId: a retry of the call that
@@ -62,11 +64,23 @@ export class AdapterState {
    * `recordDenials`).
    */
   readonly deniedApprovals = new Map<string, Promise<void>>();
+
+  /**
+   * The tools `wrapTools` wrapped for this recorder that have an `onInputStart` or
+   * `onInputDelta`: a stream's completion keeps the tool input parts of their calls alone (see
+   * `RecordedModelResponse.toolInputs`), the only ones a replay must emit again.
+   */
+  get inputCallbackTools(): Set<string> {
+    return this.#declaredOn.#inputCallbackTools;
+  }
+
   /**
    * How `wrapTools` records each of its tools' calls (effect, idempotent, toolType), by tool
    * name: a denial of a call of the tool, which no wrapper sees, is recorded with the same.
    */
-  readonly toolOptions = new Map<string, ToolOptions>();
+  get toolOptions(): Map<string, ToolOptions> {
+    return this.#declaredOn.#toolOptions;
+  }
 
   constructor(recorder: SessionRecorder) {
     this.recorder = recorder;
@@ -82,9 +96,15 @@ export class AdapterState {
    * matches each call with the recorded call of the same request not yet answered (the core's
    * `matchModelsByRequest`), in recorded order first, instead of strictly in recorded order.
    * And a call the ledger refuses stops the child run (`refused`).
+   *
+   * `root` is the state of the recorder whose wrapped tool made it: a sub-agent run in the tool
+   * calls the tools `wrapTools` wrapped for that recorder, and what it was told of them holds
+   * on the child run too (a denial's effect, the input parts a stream keeps), declared before
+   * the call or during it.
    */
-  ofToolCall(): void {
+  ofToolCall(root: AdapterState): void {
     this.#toolCallRun = true;
+    this.#declaredOn = root;
   }
 
   /**

@@ -70,7 +70,7 @@ export class ToolCallContext {
         causedByEventId: this.#attempt.requestedEventId,
       });
       this.#inner = adapterStateOf(recorder);
-      this.#inner.ofToolCall();
+      this.#inner.ofToolCall(this.#root);
     }
     return this.#inner;
   }
