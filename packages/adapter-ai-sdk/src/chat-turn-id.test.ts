@@ -66,6 +66,26 @@ describe("chatTurnId: a run per request of a useChat client", () => {
     expect(chatTurnId(await convertToModelMessages([REFUND_42]))).not.toBe(ids[0]);
   });
 
+  it("the system prompt is the server's, not the request's: sent again after a deploy changed it, the turn is the same run, refused with replay-divergence, the refund not made again", async () => {
+    const store = new MemoryEventStore();
+    const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+    const before = { system: "You refund orders." };
+    const asked = await uiChatRequest(store, world, [REFUND_42], before);
+    const approving = await uiChatRequest(store, world, approvedAll(asked.messages), before);
+    expect(approving.errors).toEqual([]);
+    expect(world).toEqual({ refunds: 1, modelCalls: 2 });
+
+    // The answer was lost; the client sends the request again to a server with a new prompt.
+    const after = { system: "You refund orders under 100 EUR." };
+    const again = await uiChatRequest(store, world, approvedAll(asked.messages), after);
+    expect(again.recorder.runId).toBe(approving.recorder.runId);
+    expect(world).toEqual({ refunds: 1, modelCalls: 2 });
+    expect(again.errors).toEqual([
+      expect.objectContaining({ code: "replay-divergence", name: "ReplayDivergenceError" }),
+    ]);
+    expect((await inspectSession(store, UI_CHAT)).runs).toHaveLength(2);
+  });
+
   it("a SIGKILL inside the approved refund: the request sent again, or the turn regenerated and approved again, does not make it twice", async ({
     onTestFinished,
   }) => {

@@ -33,6 +33,15 @@ function withoutApprovalIds(value: JsonValue): JsonValue {
  * approval answers is named by its toolCallId, which the ledger replays as recorded). The same
  * conversation sent again is the same turn; one that goes on from it (an approval, a tool's
  * output, a new message) is another. Name the turn's run after it (`turn-${chatTurnId(...)}`).
+ *
+ * The server's part of the request is left out: its `system` prompt, its tools, model and
+ * settings. The id says which request of the client a run answers, so that the request sent
+ * again finds the run that began answering it, whatever the server changed in between (a
+ * deploy): the resume replays the calls recorded, and one whose request the change makes
+ * different is refused with `replay-divergence` before it is made. A new turn instead would
+ * make again every call the ledger answers, an approved refund among them. Two agents that
+ * answer the same conversation in one chat (another system prompt each) name their runs apart:
+ * `turn-${agent}-${chatTurnId(messages)}`.
  */
 export function chatTurnId(messages: readonly ModelMessage[]): string {
   return hashJson(withoutApprovalIds(toJsonValue(messages, "$.messages")));

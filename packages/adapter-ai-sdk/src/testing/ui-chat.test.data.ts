@@ -32,14 +32,25 @@ export const REFUND_42: UIMessage = {
   parts: [{ type: "text", text: "refund order 42" }],
 };
 
+/** How the server answers: `system`, its system prompt (none by default). */
+export interface ServerSetup {
+  system?: string;
+}
+
 /** The server: one request's turn, answered as a UI message stream; the run it recorded on. */
-async function serve(store: EventStore, world: RefundWorld, messages: UIMessage[]) {
+async function serve(
+  store: EventStore,
+  world: RefundWorld,
+  messages: UIMessage[],
+  setup: ServerSetup,
+) {
   const modelMessages = await convertToModelMessages(messages);
   const recorder = await turnRecorder(store, UI_CHAT, chatTurnId(modelMessages));
   const model = refundModel(world);
   const errors: unknown[] = [];
   const result = streamText({
     model: wrapLanguageModel({ model, middleware: ledgerMiddleware({ recorder }) }),
+    ...(setup.system !== undefined ? { system: setup.system } : {}),
     messages: modelMessages,
     tools: wrapTools(refundTools(world), { recorder }),
     stopWhen: stepCountIs(3),
@@ -64,8 +75,13 @@ async function serve(store: EventStore, world: RefundWorld, messages: UIMessage[
  * assistant message the stream built, in place of the last one if the turn went on from it),
  * the chunks it got, and what the server's onError heard.
  */
-export async function uiChatRequest(store: EventStore, world: RefundWorld, messages: UIMessage[]) {
-  const { stream, errors, recorder } = await serve(store, world, messages);
+export async function uiChatRequest(
+  store: EventStore,
+  world: RefundWorld,
+  messages: UIMessage[],
+  setup: ServerSetup = {},
+) {
+  const { stream, errors, recorder } = await serve(store, world, messages, setup);
   const [reading, kept] = stream.tee();
   const chunks: UIMessageChunk[] = [];
   const collected = (async () => {
