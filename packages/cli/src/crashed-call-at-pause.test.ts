@@ -13,7 +13,7 @@ import {
 } from "./session-fixture.test.data.js";
 
 const IN_FLIGHT =
-  "in flight when the process died: it may have had its effect, check it before approving";
+  "left in flight by a crash or by its caller stopping it: it may have had its effect, check it before approving";
 
 /** A SQLite ledger holding what `record` writes, closed again: what the binary is run on. */
 async function sqliteLedger<T>(record: (store: EventStore) => Promise<T>) {
@@ -25,7 +25,10 @@ async function sqliteLedger<T>(record: (store: EventStore) => Promise<T>) {
 }
 
 describe("a call in flight at the crash that a paused run asks about as an approval", () => {
-  it("is said to be in flight at the crash, listed as unresolved with a resolve command, and the pause says so", async () => {
+  it("is said to be left in flight, by a crash or its caller, listed as unresolved with a resolve command, and the pause says so", async () => {
+    // It was said to be "in flight when the process died": the ledger holds no outcome, and
+    // nothing says why. A caller's abort (an AI SDK tool's abortSignal, a LangChain run's
+    // signal) leaves a call so too, writing nothing of the abort.
     const store = new MemoryEventStore();
     const { pay } = await pausedAtCallInFlight(store);
     const inspection = await inspectSession(store, "crashed");
@@ -35,12 +38,12 @@ describe("a call in flight at the crash that a paused run asks about as an appro
       "session crashed  3 events  1 run  1 unresolved  1 paused at an approval",
     );
     expect(text).toContain(
-      `⏸ 1 run paused at an approval, waiting for a person to decide in the app that runs the agent, or with agent-ledger resolve for a call in flight when the process died:\n   run main: ${pause}\n`,
+      `⏸ 1 run paused at an approval, waiting for a person to decide in the app that runs the agent, or with agent-ledger resolve for a call left in flight by a crash or by its caller stopping it:\n   run main: ${pause}\n`,
     );
     expect(text).not.toContain("not lost in a crash");
     expect(text).not.toContain("WAITING ON A DECISION");
     expect(text).toContain(
-      `     next: it was in flight when the process died and may have had its effect; run main is paused asking about it as an approval (above). Check the effect, then decide it in the app, or here: agent-ledger resolve --abandon "reason" -- crashed ${pay.attemptId} (then resume the run without a state: the decision is applied to it)\n`,
+      `     next: it was left in flight by a crash or by its caller stopping it, and may have had its effect; run main is paused asking about it as an approval (above). Check the effect, then decide it in the app, or here: agent-ledger resolve --abandon "reason" -- crashed ${pay.attemptId} (then resume the run without a state: the decision is applied to it)\n`,
     );
     expect(withNextSteps(inspection)).toMatchObject({
       nextSteps: [
@@ -73,7 +76,7 @@ describe("a call in flight at the crash that a paused run asks about as an appro
     await pausedAtCallInFlight(store, "mixed", { alsoAsked: true });
     const [paused] = pausedRuns((await inspectSession(store, "mixed")).runs);
     expect(paused?.text).toContain(
-      'refund [c_refund] {"amount":2} (agent shop); decide them with the app\'s approval screen, or decide the call in flight when the process died with agent-ledger resolve (below) and resume the run without a state',
+      'refund [c_refund] {"amount":2} (agent shop); decide them with the app\'s approval screen, or decide the call left in flight with agent-ledger resolve (below) and resume the run without a state',
     );
   });
 

@@ -52,8 +52,8 @@ export type NextStep =
    * Check the effect, then run `command`. `passwordLeftOut`: the store URL had a password (or a
    * credential parameter); the command shows it as `***` (redactUrl), to be put back before
    * it runs. `pausedRunId`: the run (listed in `paused`) is paused asking about this call as an
-   * approval, though it was in flight when the process died; decided with `command`, the next
-   * resume of that run without a state applies the decision.
+   * approval, though it was left in flight (by a crash, or by its caller stopping it); decided
+   * with `command`, the next resume of that run without a state applies the decision.
    */
   | { action: "resolve"; command: string; passwordLeftOut?: true; pausedRunId?: string };
 

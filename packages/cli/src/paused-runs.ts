@@ -13,13 +13,15 @@ export interface PausedRun {
   runId: string;
   /** "paused at an approval: charge [c1] {"amount":5} (agent shop); decide it with ..." */
   text: string;
-  /** Set when a call it asks about was in flight at the crash (`inFlightAttemptId`). */
+  /** Set when a call it asks about was left in flight (`inFlightAttemptId`). */
   inFlight?: true;
 }
 
-// A call a crash left in flight that the adapter asks about as an approval: no fresh request.
-const IN_FLIGHT =
-  "in flight when the process died: it may have had its effect, check it before approving";
+// A call left in flight that the adapter asks about as an approval: no fresh request. The
+// ledger holds its request and no outcome; a crash leaves a call so, and so does its caller
+// stopping it while it ran (an abort writes nothing of itself): nothing here tells which.
+export const LEFT_IN_FLIGHT = "left in flight by a crash or by its caller stopping it";
+const IN_FLIGHT = `${LEFT_IN_FLIGHT}: it may have had its effect, check it before approving`;
 
 function callText(call: AwaitedCallView): string {
   const id = call.toolCallId === undefined ? "" : ` [${call.toolCallId}]`;
@@ -34,7 +36,7 @@ function callText(call: AwaitedCallView): string {
 
 // The calls, and who decides them where: in the app that runs the agent, which resumes the run
 // with the person's decision. `agent-ledger resolve` decides calls in flight, not these; except
-// a call in flight at the crash that the pause asks about: a decision recorded on its attempt is
+// a call left in flight that the pause asks about: a decision recorded on its attempt is
 // one the adapter's resume applies, so the person on call can decide it too.
 function pauseText(pause: AwaitingDecisionView): string {
   const crashed = pause.calls.filter((call) => call.inFlightAttemptId !== undefined).length;
@@ -47,20 +49,18 @@ function pauseText(pause: AwaitingDecisionView): string {
   if (crashed === 0)
     return `paused at an approval: ${calls}; decide ${them} ${where}, not with agent-ledger resolve`;
   const those =
-    crashed === pause.calls.length
-      ? them
-      : `the call${crashed === 1 ? "" : "s"} in flight when the process died`;
+    crashed === pause.calls.length ? them : `the call${crashed === 1 ? "" : "s"} left in flight`;
   return `paused at an approval: ${calls}; decide ${them} ${where}, or decide ${those} with agent-ledger resolve (below) and resume the run without a state`;
 }
 
 /**
  * What the list of paused runs is headed with (inspect and the viewer): who decides them where,
- * and, when one asks about a call in flight at the crash, that `resolve` decides that call too.
+ * and, when one asks about a call left in flight, that `resolve` decides that call too.
  */
 export function pausedHeading(paused: readonly PausedRun[]): string {
   const runs = `${paused.length} run${paused.length === 1 ? "" : "s"}`;
   const crash = paused.some((run) => run.inFlight)
-    ? ", or with agent-ledger resolve for a call in flight when the process died"
+    ? `, or with agent-ledger resolve for a call ${LEFT_IN_FLIGHT}`
     : "";
   return `⏸ ${runs} paused at an approval, waiting for a person to decide in the app that runs the agent${crash}`;
 }

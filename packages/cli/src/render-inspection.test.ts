@@ -185,6 +185,32 @@ describe("renderInspection", () => {
     expect(lines[3]).toBe("   └─ tool charge  completed  3 h 05 m  attempt a2");
   });
 
+  it("lists a call its caller stopped as unresolved without saying a crash cut it off", async () => {
+    // An AI SDK tool whose call's abortSignal aborted while it ran: no outcome is written, and
+    // nothing of the abort (core's leaveUnresolved keeps why in the process that stopped it).
+    // The section said "(in flight, or lost in a crash)": no process died.
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "stopped",
+      runId: "turn-1",
+      actor: { type: "agent", id: "assistant", framework: "ai-sdk" },
+    });
+    await recorder.startRun();
+    const charge = await recorder.beforeToolCall({
+      toolCallId: "c1",
+      name: "charge",
+      args: { cents: 500 },
+      effect: { kind: "write", idempotent: false },
+    });
+    recorder.leaveUnresolved(charge, "its caller's abortSignal stopped it while it ran");
+    const text = renderInspection(await inspectSession(store, "stopped"));
+    expect(text).toContain(
+      "\n!! 1 UNRESOLVED attempt: requested, never completed, failed or abandoned (in flight, or left so by a crash or by its caller stopping it):\n   tool charge [c1]  run turn-1 seq 1",
+    );
+    expect(text).not.toMatch(/crash(?! or by its caller)|process died/);
+  });
+
   it("has no unresolved section when everything finished", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

@@ -18,7 +18,7 @@ import {
 } from "./made-again-text.js";
 import { type NextStep, nextSteps } from "./next-steps.js";
 import { openRuns, openRunsHeading } from "./open-runs.js";
-import { pausedHeading, pausedRuns, waitingWithPause } from "./paused-runs.js";
+import { LEFT_IN_FLIGHT, pausedHeading, pausedRuns, waitingWithPause } from "./paused-runs.js";
 import { settledWithOuterText } from "./settled-with-outer.js";
 import { nothingRecordedText, unrecordedInsideText } from "./unrecorded-agent-calls.js";
 
@@ -369,7 +369,7 @@ export function* inspectionLines(
 
   if (open.length > 0) {
     yield "";
-    yield `!! ${open.length} UNRESOLVED attempt${open.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or lost in a crash):`;
+    yield `!! ${open.length} UNRESOLVED attempt${open.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or left so by a crash or by its caller stopping it):`;
     for (const { attempt, step } of open) {
       yield `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`;
       yield `     request: ${preview(attempt.request, 100)}`;
@@ -402,7 +402,7 @@ function nextStepText(step: NextStep, attempt: AttemptView): string {
       return `next: nothing to resolve: run ${step.runId} is paused at an approval (above) that this call waits on; decide it in the app that runs the agent`;
     case "resolve":
       if (step.pausedRunId !== undefined)
-        return `next: it was in flight when the process died and may have had its effect; run ${step.pausedRunId} is paused asking about it as an approval (above). Check the effect, then decide it in the app, or here: ${step.command} (then resume the run without a state: the decision is applied to it)`;
+        return `next: it was ${LEFT_IN_FLIGHT}, and may have had its effect; run ${step.pausedRunId} is paused asking about it as an approval (above). Check the effect, then decide it in the app, or here: ${step.command} (then resume the run without a state: the decision is applied to it)`;
       return agentCallUnseen(attempt)
         ? `next: what its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: ${step.command}`
         : `next: check the effect, then: ${step.command}`;

@@ -96,15 +96,18 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
       `agent-ledger resolve --abandon "reason" -- crashed-pause ${pay.attemptId}`,
     );
     expect(await box.textContent()).toContain(
-      "It was in flight when the process died and may have had its effect; run main is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): ",
+      "1 unresolved attempt(s): in flight, or left so by a crash or by its caller stopping it",
+    );
+    expect(await box.textContent()).toContain(
+      "It was left in flight by a crash or by its caller stopping it, and may have had its effect; run main is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): ",
     );
     const paused = page.locator('[data-testid="paused"]');
     expect(await paused.textContent()).toContain(
-      "waiting for a person to decide in the app that runs the agent, or with agent-ledger resolve for a call in flight when the process died",
+      "waiting for a person to decide in the app that runs the agent, or with agent-ledger resolve for a call left in flight by a crash or by its caller stopping it",
     );
     expect(await paused.textContent()).not.toContain("not lost in a crash");
     expect(await page.locator('[data-testid="paused-run"]').textContent()).toContain(
-      "in flight when the process died: it may have had its effect, check it before approving",
+      "left in flight by a crash or by its caller stopping it: it may have had its effect, check it before approving",
     );
     expect(await page.locator(".session-head").textContent()).toContain("1 unresolved");
     await page.close();

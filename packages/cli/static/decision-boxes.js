@@ -59,9 +59,9 @@ function settledWithOuterText(attempt) {
 // a decision (render-inspection's words, and made-again-text.ts's agentCallUnseen: one declared
 // not idempotent is a decision for that alone).
 function decisionWhy(attempt, step) {
-  // A call in flight at the crash that a paused run asks about as an approval (next-steps.ts).
+  // A call left in flight that a paused run asks about as an approval (next-steps.ts).
   if (step.pausedRunId !== undefined)
-    return sentence`It was in flight when the process died and may have had its effect; run ${step.pausedRunId} is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): `;
+    return sentence`It was left in flight by a crash or by its caller stopping it, and may have had its effect; run ${step.pausedRunId} is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): `;
   const text =
     attempt.effectInChildRuns === true && attempt.effect?.idempotent === true
       ? "What its agent did may not all be in the ledger (no child run of it says it records every call), so the next resume asks about it: check the effect, then: "
@@ -137,7 +137,7 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
   }
   section.replaceChildren(
     el("h2", {
-      text: `⚠ ${unresolved.length} unresolved attempt(s): in flight, or lost in a crash`,
+      text: `⚠ ${unresolved.length} unresolved attempt(s): in flight, or left so by a crash or by its caller stopping it`,
     }),
     list,
   );

@@ -28,8 +28,8 @@ import { idArgument } from "./session-args.js";
 export const resolveHelp = `agent-ledger resolve <session> <attemptId> --abandon "reason" | --approve "reason" [--run <runId>] [--actor <name>] [--json]
   An id starting with "-" goes after "--": resolve --abandon "reason" -- <session> <attemptId>.
   --json prints the event written.
-  Decides what happens to an unresolved attempt (a call that was in flight when the process
-  died), written by a human actor on the attempt's run:
+  Decides what happens to an unresolved attempt (a call left in flight by a crash or by its
+  caller stopping it), written by a human actor on the attempt's run:
   --abandon  it will never complete (attempt.abandoned): a resumed agent tells its model the
              call was abandoned instead of running it again: the call's result it reads holds
              the reason word for word (after the adapter's own words, such as LangChain's
