@@ -9,12 +9,18 @@ import {
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { convertToModelMessages, type UIMessage } from "ai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { chatTurnId } from "./chat-turn-id.js";
 import type { RefundWorld } from "./testing/approving-chat.test.data.js";
 import { crashInChild } from "./testing/crash-in-child.test.data.js";
 import { assistant as actor } from "./testing/scripted-model.test.data.js";
-import { approvedAll, REFUND_42, UI_CHAT, uiChatRequest } from "./testing/ui-chat.test.data.js";
+import {
+  approvedAll,
+  REFUND_42,
+  UI_CHAT,
+  uiChatRequest,
+  uiChatRequestLeft,
+} from "./testing/ui-chat.test.data.js";
 
 // A useChat client answers an approval on the assistant message and posts the conversation
 // again: that request answers the same user message as the one that asked, and must be a turn
@@ -84,6 +90,22 @@ describe("chatTurnId: a run per request of a useChat client", () => {
       expect.objectContaining({ code: "replay-divergence", name: "ReplayDivergenceError" }),
     ]);
     expect((await inspectSession(store, UI_CHAT)).runs).toHaveLength(2);
+  });
+
+  it("a client that goes away mid-answer: the server reads the turn to its end and closes its run", async () => {
+    // Without consumeStream the SDK stopped with the response (onFinish never called): the run
+    // stayed open for good, as if its process had died, unless the client sent it again.
+    const store = new MemoryEventStore();
+    const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+    const asked = await uiChatRequest(store, world, [REFUND_42]);
+    const left = await uiChatRequestLeft(store, world, approvedAll(asked.messages), "text-delta");
+    expect(left.chunks.filter((chunk) => chunk.type === "text-delta")).toHaveLength(1);
+    await vi.waitFor(() => expect(left.recorder.status).toBe("completed"));
+    expect(world).toEqual({ refunds: 1, modelCalls: 2 });
+    expect((await inspectSession(store, UI_CHAT)).runs.map((run) => run.status)).toEqual([
+      "completed",
+      "completed",
+    ]);
   });
 
   it("a SIGKILL inside the approved refund: the request sent again, or the turn regenerated and approved again, does not make it twice", async ({

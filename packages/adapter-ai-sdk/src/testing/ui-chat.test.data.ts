@@ -60,6 +60,8 @@ async function serve(
         await recorder.completeRun({ text }).catch((error: unknown) => errors.push(error));
     },
   });
+  // Read to its end (and onFinish called) even if the client goes away mid-answer.
+  result.consumeStream();
   // The SDK sends the client "An error occurred." for any error unless told what to say: a
   // call the ledger refuses until a person decides is said so, with its code.
   const stream = result.toUIMessageStream({
@@ -98,6 +100,29 @@ export async function uiChatRequest(
   await collected;
   const before = continued ? messages.slice(0, -1) : messages;
   return { messages: answer ? [...before, answer] : before, chunks, errors, recorder };
+}
+
+/**
+ * One request whose client goes away (the tab closed) once it has read a chunk of type
+ * `leavesAt`: it cancels the response stream. The chunks it read, and the turn's recorder.
+ */
+export async function uiChatRequestLeft(
+  store: EventStore,
+  world: RefundWorld,
+  messages: UIMessage[],
+  leavesAt: UIMessageChunk["type"],
+) {
+  const { stream, recorder } = await serve(store, world, messages, {});
+  const reader = stream.getReader();
+  const chunks: UIMessageChunk[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the answer ended before a ${leavesAt} chunk`);
+    chunks.push(value);
+    if (value.type === leavesAt) break;
+  }
+  await reader.cancel();
+  return { chunks, recorder };
 }
 
 /** The conversation with every approval the last assistant message asks for answered. */
