@@ -60,6 +60,18 @@ export function notFoundError(message: string, hint?: string): CliError {
   });
 }
 
+/**
+ * A store's message without the path it starts with (`$.url: `, `$.sessionId: `): the path of
+ * the library's argument, which a person running the command never wrote. The command names what
+ * the person gave instead (`--store`, the session's id).
+ */
+export function withoutPath(error: LedgerError): string {
+  const prefix = `${error.path}: `;
+  return error.path !== undefined && error.message.startsWith(prefix)
+    ? error.message.slice(prefix.length)
+    : error.message;
+}
+
 const networkCodes = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

@@ -223,6 +223,26 @@ describe("where the store URL came from", () => {
     expect(result.stderr).toContain('bad store URL "http://x" (from $AGENT_LEDGER_STORE)');
     expect(result.stderr).not.toContain("memory:");
   });
+
+  it("names a URL the store refuses by the flag or variable it came from, not by the library's $.url", async () => {
+    // SQLite without a path; Redis and MySQL options the stores check, before any connection.
+    for (const [url, said] of [
+      ["sqlite:", "a SQLite URL needs a path, e.g. sqlite:./ledger.db"],
+      ["redis://127.0.0.1:1?family=9", 'family="9" in the Redis URL is not an IP family'],
+      ["mysql://127.0.0.1:1/db?connectionLimit=abc", 'connectionLimit="abc" in the MySQL URL'],
+    ] as const)
+      for (const [args, env, from] of [
+        [["--store", url, "sessions"], {}, "--store"],
+        [["sessions"], { AGENT_LEDGER_STORE: url }, "$AGENT_LEDGER_STORE"],
+      ] as const) {
+        const result = await runBin([...args], env);
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toContain(
+          `bad store URL ${JSON.stringify(url)} (from ${from}): ${said}`,
+        );
+        expect(result.stderr).not.toContain("$.");
+      }
+  });
 });
 
 describe("$AGENT_LEDGER_CONNECT_TIMEOUT_MS", () => {

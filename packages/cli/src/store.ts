@@ -10,7 +10,14 @@ import {
   stopBeforeNextPage,
 } from "@agent-ledger/core";
 import type { CommandContext } from "./commands/context.js";
-import { CliError, EXIT_CODES, exitCodeOf, notFoundError, usageError } from "./errors.js";
+import {
+  CliError,
+  EXIT_CODES,
+  exitCodeOf,
+  notFoundError,
+  usageError,
+  withoutPath,
+} from "./errors.js";
 import { hintCommand } from "./store-url.js";
 
 /** The store URL when none is given. */
@@ -134,7 +141,7 @@ export async function openCliStore(
       throw new CliError({
         code: "invalid-argument",
         // The option a library caller set; here it is the command's.
-        message: message.replace(/^\$\.upgrade: /, ""),
+        message: withoutPath(error),
         exitCode: EXIT_CODES.failure,
         hint: `run ${upgradeCommand} once no agent of an older release writes to this ledger`,
         cause: error,
@@ -144,7 +151,7 @@ export async function openCliStore(
     if (isNewerLedger(error))
       throw new CliError({
         code: "invalid-argument",
-        message: message.replace(/^\$: /, ""),
+        message: withoutPath(error),
         exitCode: EXIT_CODES.failure,
         hint: "run the agent-ledger of the release that upgraded it, or a later one (@agent-ledger/cli@latest)",
         cause: error,
@@ -211,7 +218,9 @@ export async function openCliStore(
     if (LedgerError.isInstance(error, "invalid-argument"))
       throw new CliError({
         code: "invalid-argument",
-        message: `bad store URL ${JSON.stringify(shown)}${from}: ${message}`,
+        // Without the library's path (`$.url: `): the person gave the URL as --store or the
+        // variable, which `from` names.
+        message: `bad store URL ${JSON.stringify(shown)}${from}: ${withoutPath(error)}`,
         exitCode: EXIT_CODES.usage,
         cause: error,
       });

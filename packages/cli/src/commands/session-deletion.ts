@@ -6,7 +6,7 @@ import {
   LedgerError,
   SessionRecorder,
 } from "@agent-ledger/core";
-import { CliError, EXIT_CODES, usageError } from "../errors.js";
+import { CliError, EXIT_CODES, usageError, withoutPath } from "../errors.js";
 import { humanActor } from "./actor.js";
 import { blobGraceOption, idArgument } from "./session-args.js";
 
@@ -122,7 +122,7 @@ export async function deleteOneSession(
       throw new OpenRunRefusal({
         code: "invalid-argument",
         // The store's message without its path: a person reads it, under the session's id.
-        message: `${error.message.replace(`${error.path}: `, "")}; nothing was deleted`,
+        message: `${withoutPath(error)}; nothing was deleted`,
         exitCode: EXIT_CODES.failure,
         ...(options.cancelOpenCommand === undefined
           ? {}
