@@ -329,8 +329,12 @@ export class MemoryEventStore implements EventStore {
     const session = this.#sessions.get(sessionId);
     if (!session) throw sessionNotFound(sessionId);
     assertUnchanged(sessionId, expectedEventCount(options), session.log.length);
-    for (const [runId, run] of session.runs)
-      if (run.head.status === "running") throw openRunError(sessionId, runId);
+    const open = [...session.runs].filter(([, run]) => run.head.status === "running");
+    if (open.length > 0)
+      throw openRunError(
+        sessionId,
+        open.map(([runId]) => runId),
+      );
     const refs = [...new Set([...refsOf(session.log), ...(this.#putFor.get(sessionId) ?? [])])];
     this.#putFor.delete(sessionId);
     this.#sessions.delete(sessionId);

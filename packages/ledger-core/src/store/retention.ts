@@ -138,10 +138,28 @@ export function sessionNotFound(sessionId: string): NotFoundError {
   return new NotFoundError(`session ${sessionId} not found`, { sessionId });
 }
 
-export function openRunError(sessionId: string, runId: string): InvalidArgumentError {
+/** How many open runs a refusal names; the rest it counts. */
+const NAMED_OPEN_RUNS = 5;
+
+/**
+ * `deleteSession`'s refusal of a session with runs still open: it names them sorted by code
+ * unit, so every store names the same runs in the same order (each finds them in an order of its
+ * own: a map's, a database collation's, a listing's).
+ */
+export function openRunError(
+  sessionId: string,
+  openRunIds: readonly string[],
+): InvalidArgumentError {
+  const sorted = [...openRunIds].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const named = sorted.slice(0, NAMED_OPEN_RUNS).map((runId) => JSON.stringify(runId));
+  const more = sorted.length - named.length;
+  const runs =
+    sorted.length === 1
+      ? `an open run ${named[0]}`
+      : `${sorted.length} open runs: ${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
   return new InvalidArgumentError(
     "$.sessionId",
-    `session ${sessionId} still has an open run ${JSON.stringify(runId)}: close (complete, fail or cancel) every run before deleting the session`,
+    `session ${sessionId} still has ${runs}: close (complete, fail or cancel) every run before deleting the session`,
   );
 }
 

@@ -114,21 +114,28 @@ export const retentionCases: CaseFactory = (makeStore) => [
   },
   {
     group: "retention",
-    name: "deleteSession refuses an open run (invalid-argument naming it) and unknown sessions",
+    name: "deleteSession refuses an open run (invalid-argument naming every open run, in the same order on every store) and unknown sessions",
     timeoutMs: 30_000,
     run: withStore(makeStore, async (store) => {
       const a = freshAddress();
       const ref = await store.putBlob(`open session blob ${freshId("o")}`);
       await runWithRefs(store, a, [ref]);
-      const open = { sessionId: a.sessionId, runId: freshId("still-open") };
-      await runWithRefs(store, open, [ref], { open: true });
+      // Started in this order, listed in another by some stores, sorted in a third by a
+      // database's collation (a before B): the refusal names them by code unit, B first.
+      const label = freshId("still-open");
+      const open = [`${label}-a`, `${label}-B`];
+      for (const runId of open)
+        await runWithRefs(store, { sessionId: a.sessionId, runId }, [ref], { open: true });
       const error = await expectLedgerError(
         "session with an open run",
         () => store.deleteSession(a.sessionId, { blobGraceMs: 0 }),
         { code: "invalid-argument" },
       );
-      assert.ok(error.message.includes(open.runId), `names the open run: ${error.message}`);
-      assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 5);
+      assert.ok(
+        error.message.includes(`2 open runs: "${label}-B", "${label}-a"`),
+        `names the open runs, by code unit: ${error.message}`,
+      );
+      assert.equal((await store.readSession({ sessionId: a.sessionId })).events.length, 7);
       assert.equal(await blobExists(store, ref), true, "nothing deleted");
       await expectLedgerError("unknown session", () => store.deleteSession(freshId("nobody")), {
         code: "not-found",

@@ -142,7 +142,7 @@ const mutants: Record<string, [() => EventStore, string]> = {
       };
       return store;
     },
-    "deleteSession refuses an open run (invalid-argument naming it) and unknown sessions",
+    "deleteSession refuses an open run (invalid-argument naming every open run, in the same order on every store) and unknown sessions",
   ],
   "deletes what arrived after it checked the runs (as the Redis store did)": [
     () => {

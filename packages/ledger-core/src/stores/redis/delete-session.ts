@@ -73,8 +73,8 @@ async function deleteSessionKeys(
   const { events } = logged;
   // The script deletes only a session still at `events` with these runs, all closed.
   assertUnchanged(sessionId, eventCount, events);
-  const open = listed.find((run) => run.status === "running");
-  if (open) throw openRunError(sessionId, open.runId);
+  const open = listed.filter((run) => run.status === "running").map((run) => run.runId);
+  if (open.length > 0) throw openRunError(sessionId, open);
   try {
     const refs = [...new Set([...logged.refs, ...(await state.client.smembers(session.puts))])];
     const done = await runScript(

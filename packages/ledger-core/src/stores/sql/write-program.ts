@@ -249,7 +249,7 @@ export function* deleteSessionProgram(
   if (lastCursor === undefined) throw sessionNotFound(sessionId);
   assertUnchanged(sessionId, eventCount, lastCursor);
   const open = yield* step<string[]>({ kind: "open-runs", sessionId });
-  if (open[0] !== undefined) throw openRunError(sessionId, open[0]);
+  if (open.length > 0) throw openRunError(sessionId, open);
   const blobs = yield* step<{ refs: number; deleted: number }>({
     kind: "collect-session-blobs",
     sessionId,
