@@ -93,6 +93,26 @@ describe("a recorder's actor and metadata of the wrong shape", () => {
         () => recorder.modelCompleted(model, {}, { metadata: misuse("m") }),
         "$.metadata",
       ],
+      [
+        "beforeToolCall",
+        () => recorder.beforeToolCall({ name: "t", args: {}, metadata: misuse(["m"]) }),
+        "$.metadata",
+      ],
+      [
+        "modelFailed",
+        () => recorder.modelFailed(model, new Error("x"), { metadata: misuse("m") }),
+        "$.metadata",
+      ],
+      [
+        "toolCompleted",
+        () => recorder.toolCompleted(tool, "ok", { metadata: misuse(null) }),
+        "$.metadata",
+      ],
+      [
+        "toolFailed",
+        () => recorder.toolFailed(tool, new Error("x"), { metadata: misuse(true) }),
+        "$.metadata",
+      ],
       ["retry", () => recorder.retry(model, { metadata: misuse(7) }), "$.metadata"],
       [
         "abandon metadata",
@@ -103,6 +123,11 @@ describe("a recorder's actor and metadata of the wrong shape", () => {
         "abandon actor",
         () => recorder.abandon(tool, "no", { actor: misuse("ops") }),
         "$.options.actor",
+      ],
+      [
+        "approve metadata",
+        () => recorder.approve(tool, "ok", { metadata: misuse("zz") }),
+        "$.options.metadata",
       ],
       [
         "approve actor",

@@ -2,7 +2,7 @@ import type { CompactSession } from "../compact/externalize.js";
 import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { noteCommitted, type RecorderState } from "./recorder-state.js";
-import { redactMetadata } from "./redact-metadata.js";
+import { mergedMetadata } from "./redact-metadata.js";
 import { runTakenElsewhere } from "./run-taken-elsewhere.js";
 import { inTurn } from "./turns.js";
 
@@ -79,18 +79,14 @@ function runBegunElsewhere(
 /**
  * Gives an event the recorder's actor and metadata, as `{ actor, metadata, ...event }` would:
  * a field the event has (even undefined) wins, and metadata of both is merged, the event's
- * keys last; then the metadata redacted (`redactMetadata`). All are validated copies, so a
- * prevalidated event stays prevalidated.
+ * keys last, then redacted (`mergedMetadata`). All are validated copies, so a prevalidated
+ * event stays prevalidated.
  */
 function withDefaults(state: RecorderState, event: NewEvent): void {
   if (!Object.hasOwn(event, "actor")) event.actor = state.actor;
-  const metadata = state.metadata;
-  if (metadata !== undefined) {
-    if (!Object.hasOwn(event, "metadata")) event.metadata = metadata;
-    else if (event.metadata) event.metadata = { ...metadata, ...event.metadata };
-  }
-  if (state.redact === undefined || !event.metadata) return;
-  event.metadata = redactMetadata(state.redact, event.type, event.metadata);
+  if (Object.hasOwn(event, "metadata") && !event.metadata) return;
+  const metadata = mergedMetadata(state, event.type, event.metadata);
+  if (metadata !== undefined) event.metadata = metadata;
 }
 
 /**

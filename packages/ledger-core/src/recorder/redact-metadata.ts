@@ -33,15 +33,41 @@ export function redactMetadata(
   return kept;
 }
 
-/** The metadata an event of `type` carrying `metadata` is stored with by the recorder of `state`. */
+/**
+ * The metadata an event of `type` is stored with by the recorder of `state`: the recorder's
+ * merged with the event's own `metadata` (its keys last; undefined: the recorder's alone), then
+ * redacted (`redactMetadata`). Both are validated copies (the recorder's when it was made, a
+ * call's where the caller gave it), so nothing is validated here; neither is copied when there
+ * is nothing to merge or redact.
+ */
+export function mergedMetadata(
+  state: Pick<RecorderState, "metadata" | "redact">,
+  type: string,
+  metadata: JsonObject | undefined,
+): JsonObject | undefined {
+  const merged =
+    metadata === undefined
+      ? state.metadata
+      : state.metadata === undefined
+        ? metadata
+        : { ...state.metadata, ...metadata };
+  return merged === undefined || state.redact === undefined
+    ? merged
+    : redactMetadata(state.redact, type, merged);
+}
+
+/**
+ * `SessionRecorder.metadataAsStored`: the caller's `metadata` checked as every call's is
+ * (`invalid-argument` at `$.metadata`), then stored as `mergedMetadata` stores an event's.
+ */
 export function storedMetadata(
   state: Pick<RecorderState, "metadata" | "redact">,
   type: string,
   metadata: JsonObject,
 ): JsonObject {
-  const merged = {
-    ...state.metadata,
-    ...validateMetadata(metadata, "$.metadata", "invalid-argument"),
-  };
-  return state.redact === undefined ? merged : redactMetadata(state.redact, type, merged);
+  return mergedMetadata(
+    state,
+    type,
+    validateMetadata(metadata, "$.metadata", "invalid-argument"),
+  ) as JsonObject;
 }
