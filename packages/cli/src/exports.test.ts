@@ -27,6 +27,11 @@ describe("@agent-ledger/cli public surface", () => {
     );
   });
 
+  it("exports exactly runCliInProcess from /testing", async () => {
+    const testing = await import("./testing/index.js");
+    expect(Object.keys(testing)).toEqual(["runCliInProcess"]);
+  });
+
   it("pins the exit codes the README documents", () => {
     expect(cli.EXIT_CODES).toEqual({
       ok: 0,

@@ -5,7 +5,8 @@ import { type EventStore, openStore, SessionRecorder, type ToolEffect } from "@a
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import Database from "better-sqlite3";
 import { onTestFinished } from "vitest";
-import { type CliResult, runCliInProcess, runsInProcess } from "./cli-in-process.test.data.js";
+import { runsInProcess } from "./cli-in-process.test.data.js";
+import { type CliResult, runCliInProcess } from "./testing/cli-in-process.js";
 
 /** The built binary the tests run, exactly as a user would. */
 export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));

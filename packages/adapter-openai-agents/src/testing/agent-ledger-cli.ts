@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { type CliResult, runCliInProcess } from "@agent-ledger/cli/testing";
 
 /**
  * The `agent-ledger` binary the on-call person runs: the CLI package's build in this repository
@@ -8,23 +9,9 @@ import { fileURLToPath } from "node:url";
  */
 const BIN = fileURLToPath(new URL("../../../cli/dist/bin.js", import.meta.url));
 
-/** Runs `agent-ledger --store sqlite:<path> ...args` as a child process. */
-export function agentLedger(
-  path: string,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is not built: run npx tsc -b first`);
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, "--store", `sqlite:${path}`, ...args],
-      { env: { ...process.env, AGENT_LEDGER_STORE: "" }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+/** Runs `agent-ledger --store sqlite:<path> ...args` in this process. */
+export function agentLedger(path: string, ...args: string[]): Promise<CliResult> {
+  return runCliInProcess(["--store", `sqlite:${path}`, ...args]);
 }
 
 /**
@@ -32,10 +19,7 @@ export function agentLedger(
  * person pastes it: through bash, in `cwd`, with no $AGENT_LEDGER_STORE, so the store is only
  * the one the command names.
  */
-export function pastedCommand(
-  command: string,
-  cwd: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
+export function pastedCommand(command: string, cwd: string): Promise<CliResult> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is not built: run npx tsc -b first`);
   if (!command.startsWith("agent-ledger "))
     throw new Error(`not an agent-ledger command: ${command}`);

@@ -1,0 +1,2 @@
+export type { CliResult } from "./cli-in-process.js";
+export { runCliInProcess } from "./cli-in-process.js";
