@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { SERVER_URLS, serverAvailable } from "@agent-ledger/core/testing";
 import pg from "pg";
-import { afterAll, expect } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { describeCliCommands } from "./cli-suite.test.data.js";
+import { runBin } from "./session-fixture.test.data.js";
 
 const available = await serverAvailable("postgres");
 // Its own schema (named in the URL, as a user's CLI reaches a ledger kept in one), dropped after.
@@ -76,4 +77,32 @@ describeCliCommands({
       (await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [`${schema}_none`])).rowCount ??
       0,
   },
+});
+
+describe.skipIf(!available)("agent-ledger on a PostgreSQL URL that names no schema", () => {
+  it("says how to name the schema a ledger is kept in, when the public schema has none", async () => {
+    // A database of its own: its public schema surely holds no ledger.
+    const database = `cli_${randomUUID().replaceAll("-", "")}`;
+    await query(`CREATE DATABASE "${database}"`);
+    try {
+      const url = new URL(SERVER_URLS.postgres);
+      url.pathname = `/${database}`;
+      for (const [args, env, from] of [
+        [["--store", url.toString(), "sessions"], {}, "--store"],
+        [["sessions"], { AGENT_LEDGER_STORE: url.toString() }, "$AGENT_LEDGER_STORE"],
+      ] as const) {
+        const result = await runBin([...args], env);
+        expect(result.code, result.stderr).toBe(3);
+        expect(result.stderr).toContain(`schema public has no agent-ledger tables (from ${from})`);
+        expect(result.stderr).toContain("another schema: add ?schema=<name> to the URL");
+      }
+      // A URL that names its schema is told only to check it.
+      url.searchParams.set("schema", "elsewhere");
+      const named = await runBin(["--store", url.toString(), "sessions"]);
+      expect(named.code, named.stderr).toBe(3);
+      expect(named.stderr).not.toContain("?schema=<name>");
+    } finally {
+      await query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    }
+  });
 });

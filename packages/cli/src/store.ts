@@ -213,7 +213,7 @@ export async function openCliStore(
     if (LedgerError.isInstance(error, "not-found"))
       throw notFoundError(
         `${sqlite ? absoluteLocation(error, message) : message}${from}`,
-        storeHints[source],
+        `${storeHints[source]}${namesNoSchema(url) ? `; for a ledger kept in ${ANOTHER_SCHEMA}` : ""}`,
       );
     if (LedgerError.isInstance(error, "invalid-argument"))
       throw new CliError({
@@ -264,6 +264,19 @@ function storeOrigin(source: CommandContext["storeSource"]): string {
 }
 
 /** What to do about a store with no ledger, by where its URL came from. */
+const ANOTHER_SCHEMA = "another schema: add ?schema=<name> to the URL";
+
+/**
+ * A PostgreSQL URL that names no schema: its ledger is looked for in `public`, which the person
+ * may not know, with the agent's ledger in a schema of its own.
+ */
+function namesNoSchema(url: string): boolean {
+  const scheme = url.slice(0, url.indexOf(":") + 1).toLowerCase();
+  return (
+    (scheme === "postgres:" || scheme === "postgresql:") && !new URL(url).searchParams.has("schema")
+  );
+}
+
 const storeHints: Record<CommandContext["storeSource"], string> = {
   flag: "check the URL given with --store",
   env: "check $AGENT_LEDGER_STORE, or pass --store <url>",
