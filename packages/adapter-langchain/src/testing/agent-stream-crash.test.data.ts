@@ -1,12 +1,10 @@
 import type { EventStore } from "@agent-ledger/core";
-import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
-import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
-import { ChatGenerationChunk } from "@langchain/core/outputs";
+import type { ChatGenerationChunk } from "@langchain/core/outputs";
 import { createAgent } from "langchain";
 import { LedgerCallbackHandler } from "../callback-handler.js";
 import { LedgerCheckpointSaver } from "../checkpoint-saver.js";
 import { ledgerMiddleware } from "../ledger-middleware.js";
-import { script, world } from "./agent.test.data.js";
+import { notedScript, world } from "./agent.test.data.js";
 import { type CrashScenario, crashHere, noteEffect } from "./crash-point.js";
 import { threadConfig } from "./helpers.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
@@ -15,41 +13,16 @@ export const SESSION = "agent-stream-session";
 export const RUN = "agent-stream-run";
 
 /**
- * A scripted model that streams as a provider's does: its text word by word, its tool calls as
- * `tool_call_chunks` in the last chunk (createAgent streams its model under `streamEvents` or
- * `stream({ streamMode: "messages" })`). `crashMidStream`: the process dies after the first
- * chunk of the first call, the stream unfinished.
+ * The scripted model, which dies after the first chunk of its first call, the stream unfinished
+ * (createAgent streams its model under `streamEvents`).
  */
-class StreamingScriptedModel extends ScriptedChatModel {
-  constructor(readonly crashMidStream: boolean) {
-    super((messages) => script(messages));
-  }
-
+class MidStreamCrashModel extends ScriptedChatModel {
   override async *_streamResponseChunks(
-    messages: BaseMessage[],
-    _options: this["ParsedCallOptions"],
-    runManager?: CallbackManagerForLLMRun,
+    ...args: Parameters<ScriptedChatModel["_streamResponseChunks"]>
   ): AsyncGenerator<ChatGenerationChunk> {
-    this.calls++;
-    noteEffect("model");
-    const message = await this.script(messages, this.calls);
-    const words = ["Let me ", "check. ", String(message.content)];
-    for (const [index, word] of words.entries()) {
-      const last = index === words.length - 1;
-      const toolCalls = last ? (message.tool_calls ?? []) : [];
-      const chunk = new AIMessageChunk({
-        content: word,
-        tool_call_chunks: toolCalls.map((call, at) => ({
-          id: call.id,
-          name: call.name,
-          args: JSON.stringify(call.args),
-          index: at,
-          type: "tool_call_chunk" as const,
-        })),
-      });
-      await runManager?.handleLLMNewToken(word);
-      yield new ChatGenerationChunk({ text: word, message: chunk });
-      if (this.crashMidStream && this.calls === 1) await crashHere();
+    for await (const chunk of super._streamResponseChunks(...args)) {
+      yield chunk;
+      if (this.calls === 1) await crashHere();
     }
   }
 }
@@ -59,7 +32,9 @@ export function streamedAgent(store: EventStore, options: { crashMidStream?: boo
   const tools = world({ note: noteEffect });
   const handler = new LedgerCallbackHandler({ store, sessionId: SESSION, runId: RUN });
   const agent = createAgent({
-    model: new StreamingScriptedModel(options.crashMidStream ?? false),
+    model: options.crashMidStream
+      ? new MidStreamCrashModel(notedScript)
+      : new ScriptedChatModel(notedScript),
     tools: tools.tools,
     middleware: [ledgerMiddleware({ handler })],
     checkpointer: new LedgerCheckpointSaver({ store }),

@@ -27,7 +27,7 @@ export function script(messages: BaseMessage[]) {
 }
 
 /** `script`, each call also noted as an effect (a crash child tells the test what it paid). */
-function notedScript(messages: BaseMessage[]) {
+export function notedScript(messages: BaseMessage[]) {
   noteEffect("model");
   return script(messages);
 }

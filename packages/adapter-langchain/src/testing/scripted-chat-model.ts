@@ -54,21 +54,47 @@ export class ScriptedChatModel extends BaseChatModel {
     return { generations: [{ text: String(message.content), message }] };
   }
 
+  /**
+   * Streams as a provider's chat model does: the text word by word, then each tool call as
+   * `tool_call_chunks` (its id and name with the start of its arguments, then the rest of its
+   * arguments under the same index), the usage in the last chunk. LangChain joins the chunks
+   * into the message's `tool_calls`.
+   */
   override async *_streamResponseChunks(
     messages: BaseMessage[],
     _options: this["ParsedCallOptions"],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
     const message = await this.#next(messages);
-    const words = String(message.content).split(/(?<= )/);
-    for (const [index, word] of words.entries()) {
-      const last = index === words.length - 1;
-      const chunk = new AIMessageChunk({
-        content: word,
-        ...(last ? { usage_metadata: message.usage_metadata } : {}),
+    const chunks = [
+      ...String(message.content)
+        .split(/(?<= )/)
+        .map((word) => new AIMessageChunk({ content: word })),
+      ...(message.tool_calls ?? []).flatMap((call, index) => {
+        const args = JSON.stringify(call.args);
+        const half = Math.ceil(args.length / 2);
+        return [
+          { id: call.id, name: call.name, args: args.slice(0, half), index },
+          { args: args.slice(half), index },
+        ].map(
+          (part) =>
+            new AIMessageChunk({
+              content: "",
+              tool_call_chunks: [{ ...part, type: "tool_call_chunk" as const }],
+            }),
+        );
+      }),
+    ];
+    for (const [index, chunk] of chunks.entries()) {
+      if (index === chunks.length - 1) chunk.usage_metadata = message.usage_metadata;
+      const text = String(chunk.content);
+      const generation = new ChatGenerationChunk({ text, message: chunk });
+      // As ChatOpenAI hands it: the chunk beside its text.
+      const indices = { prompt: 0, completion: 0 };
+      await runManager?.handleLLMNewToken(text, indices, undefined, undefined, undefined, {
+        chunk: generation,
       });
-      await runManager?.handleLLMNewToken(word);
-      yield new ChatGenerationChunk({ text: word, message: chunk });
+      yield generation;
     }
   }
 }
