@@ -87,10 +87,11 @@ const PER_THREAD = new Set([
   "recordedSteps",
 ]);
 /**
- * Not bounded by the runs' ends yet, only by the failed steps: the subgraphs' child recorders are kept until the handler's recorder is
- * reopened (`subgraphChildren`), or for the handler's life (`subgraphRecorders`), as a call
- * LangChain ends late may still be recorded on one. Here they are the sub-agents LangGraph let
- * run on after a failed step, one per failed turn.
+ * Bounded by the failed steps only: the subgraphs' child recorders are let go of when their
+ * thread's invocation settles (`SubgraphRuns.invocationSettled`), but those of an invocation
+ * that failed are kept until the handler's recorder is reopened (`subgraphChildren`), or for the
+ * handler's life (`subgraphRecorders`), as a call LangChain ends late may still be recorded on
+ * one. Here they are the sub-agents LangGraph let run on after a failed step, one per failed turn.
  */
 const NOT_BOUNDED = new Set(["subgraphChildren", "subgraphRecorders"]);
 const THREADS = 3;

@@ -105,7 +105,10 @@ export function handlerState(options: LedgerCallbackHandlerOptions): HandlerStat
       refusedThreads.forget(thread);
       tools.invocationEnded(thread);
       models.invocationEnded(thread);
-      if (settled) book.causes.settled(thread);
+      if (settled) {
+        book.causes.settled(thread);
+        subgraphs.invocationSettled(thread);
+      }
     },
     // Its subgraphs' child runs read again too, as the handler's run was.
     threadRunAgain: (thread) => subgraphs.runAgain(thread),

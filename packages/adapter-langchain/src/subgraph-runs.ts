@@ -66,6 +66,16 @@ function nodeTaskOf(scope: string): string {
   return segments.join("|");
 }
 
+/**
+ * True when the subgraph invocation `scope` is named after its node's task (`node:taskId`), as
+ * every one is but a subgraph's compiled with `checkpointer: true` (`node`, the same in every
+ * invocation of the thread).
+ */
+function hasTaskId(scope: string): boolean {
+  const task = nodeTaskOf(scope);
+  return task.slice(task.lastIndexOf("|") + 1).includes(":");
+}
+
 /** The node that invoked the subgraph `scope` (its actor id). */
 function nodeOf(scope: string): string {
   const task = nodeTaskOf(scope);
@@ -129,6 +139,8 @@ export class SubgraphRuns {
   readonly #nodeEvents = new Map<string, string>();
   /** The threads recorded flat in the handler's run, by the recorder that read it. */
   readonly #flat = new Map<string, boolean>();
+  /** Child runs were let go of (`invocationSettled`) while open: closing reads the session. */
+  #released = false;
 
   constructor(hooks: {
     root: () => Promise<SessionRecorder>;
@@ -218,9 +230,35 @@ export class SubgraphRuns {
     if (this.#nodeEvents.get(ns) === eventId) this.#nodeEvents.delete(ns);
   }
 
-  /** The child runs opened in this process: what closing the run closes too. */
-  opened(): Promise<SessionRecorder[]> {
-    return Promise.all(this.#children.values());
+  /**
+   * An invocation of `threadId` ended, neither failed nor paused, and no other invocation of it
+   * is in progress: LangGraph runs none of its tasks again, so the child runs of its subgraph
+   * invocations named after a task (every one but a subgraph compiled with `checkpointer: true`,
+   * which each invocation of the thread goes on in) are met no more. They are let go of, or a
+   * long-lived handler would keep one per subgraph invocation; their runs stay open in the
+   * ledger until the handler's run is closed, which finds them in the session.
+   */
+  invocationSettled(threadId: string | undefined): void {
+    for (const [key, opened] of [...this.#children]) {
+      const [thread, scope] = JSON.parse(key) as [string | null, string];
+      if (thread !== (threadId ?? null) || !hasTaskId(scope)) continue;
+      this.#children.delete(key);
+      this.#released = true;
+      opened.then(
+        (child) => {
+          if (this.#byRun.get(child.runId) === child) this.#byRun.delete(child.runId);
+        },
+        () => undefined,
+      );
+    }
+  }
+
+  /**
+   * What closing the run closes too: the child runs open in this process (`open`), and whether
+   * it let go of some still open (`released`), which only the session then names.
+   */
+  async opened(): Promise<{ open: SessionRecorder[]; released: boolean }> {
+    return { open: await Promise.all(this.#children.values()), released: this.#released };
   }
 
   #isFlat(root: SessionRecorder, threadId: string): boolean {
@@ -275,8 +313,9 @@ export class SubgraphRuns {
 
 /**
  * Closes, as `close` closes the handler's run (`root`), the child runs of its subgraphs still
- * open: those `opened` in this process, and those a process before it opened (a crash), found
- * under the run in the session and known by their `run.started` (SUBGRAPH_FIELD). Deepest
+ * open: those `opened` in this process, and those a process before it opened (a crash) or this
+ * one let go of (`released`), found under the run in the session and known by their
+ * `run.started` (SUBGRAPH_FIELD). Deepest
  * first, each after its model calls left in flight by a crash are abandoned, as the run's are.
  * Those of a process before are resumed as `root` records (`resumeOtherRun`: its redaction,
  * metadata and compaction, whether the handler opened it or was given it): what closing writes
@@ -284,15 +323,15 @@ export class SubgraphRuns {
  */
 export async function closeSubgraphRuns(
   root: SessionRecorder,
-  opened: readonly SessionRecorder[],
+  opened: { open: readonly SessionRecorder[]; released: boolean },
   close: (recorder: SessionRecorder) => Promise<LedgerEvent>,
 ): Promise<void> {
   // A run this process started (not resumed) has no child run another process left open: the
   // session's runs are read only when one could be there.
-  if (!root.resumed && opened.length === 0) return;
+  if (!root.resumed && opened.open.length === 0 && !opened.released) return;
   const { store, sessionId } = root;
   const below = await runsBelow(store, sessionId, root.runId);
-  const recorders = new Map(opened.map((recorder) => [recorder.runId, recorder]));
+  const recorders = new Map(opened.open.map((recorder) => [recorder.runId, recorder]));
   for (const run of below.reverse()) {
     if (run.status !== "running") continue;
     let recorder = recorders.get(run.runId);
