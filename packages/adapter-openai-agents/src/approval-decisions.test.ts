@@ -15,6 +15,7 @@ setTracingDisabled(true);
 const ledgers = new CrashedLedgers("oa-approvals-", { beforeAll, afterAll });
 ledgers.prepare(
   "deleting, /a approved and /b rejected: dies inside the delete of /a",
+  "deleting, /a approved and /b rejected: dies after the first decision is recorded",
   "hosted MCP, approved: dies after the decision is recorded",
   "three charges, the first approved for good: dies in the third model call",
   "two charges, the first approved for good: dies inside the second charge",
@@ -64,6 +65,32 @@ describe("approval decisions", () => {
       ...runOptions(store, second.model),
       ...(again.state ? { state: again.state } : {}),
     });
+    expect(done.status).toBe("completed");
+    expect(second.deleted).toEqual(["/a"]);
+    expect(String(done.finalOutput)).toMatch(/^a: deleted \/a; b: .*not approved/);
+  });
+
+  test("a person's decisions on two calls are one append: a crash right after it leaves both recorded, and inspect says nothing waits on a person", async () => {
+    const { store, first } = await ledgers.crashed(
+      "deleting, /a approved and /b rejected: dies after the first decision is recorded",
+    );
+    expect(first.interruptions.map((item) => item.callId)).toEqual(["call_a", "call_b"]);
+    expect(first.effects).toEqual([]);
+    const decisions = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === APPROVAL_EVENT_TYPE,
+    );
+    expect(decisions.map((event) => event.payload)).toEqual([
+      { callId: "call_a", toolName: "delete_file", approved: true },
+      { callId: "call_b", toolName: "delete_file", approved: false },
+    ]);
+    const inspection = await inspectSession(store, "s");
+    expect(inspection.runs[0]?.awaitingDecision).toBeUndefined();
+    expect(inspection.unresolved).toEqual([]);
+
+    // The next process goes on with both decisions, asking nobody.
+    const second = deletingAgent();
+    second.model.calls = 1;
+    const done = await resumeRun(second.agent, runOptions(store, second.model));
     expect(done.status).toBe("completed");
     expect(second.deleted).toEqual(["/a"]);
     expect(String(done.finalOutput)).toMatch(/^a: deleted \/a; b: .*not approved/);

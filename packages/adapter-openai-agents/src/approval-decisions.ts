@@ -13,7 +13,7 @@ import {
   recordedCall,
   recorderOfRun,
 } from "./ledger-state.js";
-import type { LedgerScope } from "./scope.js";
+import type { LedgerScope, RecordedToolCall } from "./scope.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: any context
 type AnyRunState = RunState<any, any>;
@@ -190,17 +190,43 @@ export async function recordDecisions(
   state: AnyRunState,
   events: readonly LedgerEvent[],
 ): Promise<void> {
-  const { store, sessionId } = scope.root;
+  const { payloads, unresolved } = newDecisions(scope, state);
+  // All in one append (concurrent records of one recorder are committed together): the first
+  // decision ends the run's pause for `agent-ledger inspect`, so a crash between two appends
+  // would leave it saying no call waits on a person while one still does.
+  await Promise.all(
+    payloads.map((payload) => scope.root.record({ type: APPROVAL_EVENT_TYPE, payload })),
+  );
+  for (const decided of unresolved) await settleUnresolved(scope, decided, events);
+}
+
+/** A decision on a call a crash left unresolved: its attempt is retried or abandoned. */
+interface UnresolvedDecision {
+  callId: string;
+  /** The call as the ledger holds it (its attempt in flight). */
+  call: RecordedToolCall;
+  approved: boolean;
+  message: string | undefined;
+}
+
+// The decisions made on the interruptions of `state` that the ledger does not hold yet (their
+// payloads), noted in `scope` as recorded, and those on calls a crash left unresolved.
+function newDecisions(
+  scope: LedgerScope,
+  state: AnyRunState,
+): { payloads: JsonObject[]; unresolved: UnresolvedDecision[] } {
+  const payloads: JsonObject[] = [];
+  const unresolved: UnresolvedDecision[] = [];
   for (const item of state.getInterruptions()) {
     const approved = approvalOf(state, item);
     if (approved === undefined) continue;
     const callId = approvalCallId(item);
     if (approved && scope.run.replayApprovals.has(callId)) continue;
     const recorded = recordedCall(scope.run, callId);
-    const unresolved = recorded?.status === "requested" ? recorded : undefined;
+    const inFlight = recorded?.status === "requested" ? recorded : undefined;
     const payload: JsonObject = { callId, toolName: item.name ?? "", approved };
-    if (unresolved) payload.attemptId = unresolved.attemptId;
-    const key = unresolved ? unresolved.attemptId : `call:${callId}`;
+    if (inFlight) payload.attemptId = inFlight.attemptId;
+    const key = inFlight ? inFlight.attemptId : `call:${callId}`;
     const always = decisionForGood(state, item) === approved;
     if (always) payload.always = true;
     // What the model is shown for a rejection: a re-executed run must show it the same.
@@ -218,56 +244,70 @@ export async function recordDecisions(
       scope.run.decisions.get(key) !== approved ||
       (always && (forGood?.approved !== approved || forGood.message !== message))
     )
-      await scope.root.record({ type: APPROVAL_EVENT_TYPE, payload });
+      payloads.push(payload);
     scope.run.decisions.set(key, approved);
     if (always)
       scope.run.permanentDecisions.set(toolName, {
         approved,
         ...(typeof message === "string" ? { message } : {}),
       });
-    if (!unresolved) continue;
-    // Resolved: large arguments are blob references in the stored event, and the retry records
-    // the arguments themselves.
-    const attemptEvents = events.filter((event) => event.attemptId === unresolved.attemptId);
-    const attempt = recordedAttempt(
-      await resolveEvents(store, attemptEvents),
-      unresolved.attemptId,
-    );
-    if (!attempt) continue;
-    // An agent tool's retry says, as its request did, that its effect is that of its child run.
-    const request = attemptEvents.find(
-      (event) => event.type === "tool.requested" && event.runId === attempt.runId,
-    );
-    const metadata =
-      request?.metadata?.[EFFECT_IN_CHILD_RUNS_FIELD] === true
-        ? { metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true } }
-        : {};
-    const ownerOf = async () =>
-      attempt.runId === scope.root.runId
-        ? scope.root
-        : attempt.runId === scope.current?.runId
-          ? scope.current
-          : await recorderOfRun(store, sessionId, attempt.runId, events, scope.run.redact);
-    if (approved) {
-      // Recorded when the tool runs, by the recorder it runs on (the attempt's run): a re-run the
-      // SDK does not make must not stay in flight.
-      scope.run.approvedRetries.set(callId, {
-        attemptId: attempt.attemptId,
-        retry: async (recorder) =>
-          (recorder.runId === attempt.runId ? recorder : await ownerOf()).retry(attempt, metadata),
+    if (inFlight)
+      unresolved.push({
+        callId,
+        call: inFlight,
+        approved,
+        message: typeof message === "string" ? message : undefined,
       });
-      continue;
-    }
-    const owner = await ownerOf();
-    // The person's message, when they gave one, is what they found (and what the model is told).
-    const reason =
-      typeof message === "string" && message !== ""
-        ? message
-        : "rejected by a person after the process died during the call";
-    await owner.abandon(attempt, reason);
-    unresolved.status = "abandoned";
-    // An agent tool call's agent will not run again: what it left in flight is settled now, as
-    // `agent-ledger resolve --abandon` settles it.
-    await settleCallsInside({ recorder: owner, call: attempt, ended: { abandoned: reason } });
   }
+  return { payloads, unresolved };
+}
+
+// Retries (approved) or abandons (rejected) the attempt a crash left unresolved that a person
+// decided on.
+async function settleUnresolved(
+  scope: LedgerScope,
+  { callId, call, approved, message }: UnresolvedDecision,
+  events: readonly LedgerEvent[],
+): Promise<void> {
+  const { store, sessionId } = scope.root;
+  // Resolved: large arguments are blob references in the stored event, and the retry records
+  // the arguments themselves.
+  const attemptEvents = events.filter((event) => event.attemptId === call.attemptId);
+  const attempt = recordedAttempt(await resolveEvents(store, attemptEvents), call.attemptId);
+  if (!attempt) return;
+  // An agent tool's retry says, as its request did, that its effect is that of its child run.
+  const request = attemptEvents.find(
+    (event) => event.type === "tool.requested" && event.runId === attempt.runId,
+  );
+  const metadata =
+    request?.metadata?.[EFFECT_IN_CHILD_RUNS_FIELD] === true
+      ? { metadata: { [EFFECT_IN_CHILD_RUNS_FIELD]: true } }
+      : {};
+  const ownerOf = async () =>
+    attempt.runId === scope.root.runId
+      ? scope.root
+      : attempt.runId === scope.current?.runId
+        ? scope.current
+        : await recorderOfRun(store, sessionId, attempt.runId, events, scope.run.redact);
+  if (approved) {
+    // Recorded when the tool runs, by the recorder it runs on (the attempt's run): a re-run the
+    // SDK does not make must not stay in flight.
+    scope.run.approvedRetries.set(callId, {
+      attemptId: attempt.attemptId,
+      retry: async (recorder) =>
+        (recorder.runId === attempt.runId ? recorder : await ownerOf()).retry(attempt, metadata),
+    });
+    return;
+  }
+  const owner = await ownerOf();
+  // The person's message, when they gave one, is what they found (and what the model is told).
+  const reason =
+    message !== undefined && message !== ""
+      ? message
+      : "rejected by a person after the process died during the call";
+  await owner.abandon(attempt, reason);
+  call.status = "abandoned";
+  // An agent tool call's agent will not run again: what it left in flight is settled now, as
+  // `agent-ledger resolve --abandon` settles it.
+  await settleCallsInside({ recorder: owner, call: attempt, ended: { abandoned: reason } });
 }

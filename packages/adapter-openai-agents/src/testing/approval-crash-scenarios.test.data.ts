@@ -90,6 +90,25 @@ export const APPROVAL_CRASH_SCENARIOS = {
       else state.reject(item);
     await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
   },
+  // The same decisions; the process dies right after the first append of a decision.
+  "deleting, /a approved and /b rejected: dies after the first decision is recorded": async (
+    child,
+  ) => {
+    const first = deletingAgent({ afterEffect: child.afterEffect() });
+    const paused = await runWithLedger(
+      first.agent,
+      "clean up",
+      runOptions(child.store, first.model),
+    );
+    child.asked(paused.interruptions);
+    const state = paused.state;
+    if (!state) throw new Error("expected a state");
+    for (const item of paused.interruptions)
+      if (approvalCallId(item) === "call_a") state.approve(item);
+      else state.reject(item);
+    const store = child.dyingAfter(isType(APPROVAL_EVENT_TYPE));
+    await resumeRun(first.agent, { ...runOptions(store, first.model), state });
+  },
   "hosted MCP, approved: dies after the decision is recorded": async (child) => {
     const first = hostedMcpAgent();
     const paused = await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
