@@ -50,8 +50,9 @@ export function guardedChargingAgent(options: {
 
 /**
  * Two charges in one turn (7 as call_1, 8 as call_2), each checked by a tool input guardrail
- * that runs a guardrail agent (ledgerModel) after a lookup: `slowAmount`'s lookup takes 50 ms,
- * so the other call's guardrail asks its model first.
+ * that runs a guardrail agent (ledgerModel) after a lookup: `slowAmount`'s lookup waits for the
+ * other call's guardrail to finish (2 s at most, for a run where the other's is not run), so the
+ * other asks its model first. A fixed head start (it was 50 ms) lost that order on a busy machine.
  */
 export function toolGuardedChargingAgent(options: {
   slowAmount: number;
@@ -62,13 +63,18 @@ export function toolGuardedChargingAgent(options: {
   const charging = chargingAgent(turns, options.afterEffect);
   const guardModel = new ScriptedModel([0, 1].map(() => () => [message("allowed")]));
   const checker = new Agent({ name: "checker", model: ledgerModel(guardModel) });
+  let otherChecked: () => void = () => {};
+  const other = new Promise<void>((resolve) => {
+    otherChecked = resolve;
+  });
   const amountCheck = defineToolInputGuardrail({
     name: "amount_check",
     run: async ({ toolCall }) => {
       const { amount } = JSON.parse(toolCall.arguments) as { amount: number };
-      const lookupMs = amount === options.slowAmount ? 50 : 0;
-      await new Promise((resolve) => setTimeout(resolve, lookupMs));
+      const slow = amount === options.slowAmount;
+      if (slow) await Promise.race([other, new Promise((resolve) => setTimeout(resolve, 2_000))]);
       const checked = await run(checker, `may we charge ${amount}?`);
+      if (!slow) otherChecked();
       return ToolGuardrailFunctionOutputFactory.allow(checked.finalOutput);
     },
   });
