@@ -326,7 +326,7 @@ export class ReplayDivergenceError extends LedgerError {
   }
 }
 
-/** A recorded call was in flight when the process died and may not be run again blindly. */
+/** A recorded call was left in flight (by a crash or by its caller stopping it) and may not be run again blindly. */
 export class UnresolvedAttemptError extends LedgerError {
   readonly attemptId: string;
   /**

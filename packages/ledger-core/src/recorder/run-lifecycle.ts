@@ -226,7 +226,7 @@ function openAtCompletion(
     ? "Check its effect, then abandon it (recorder.abandon(error.attempt, reason)) or approve it (recorder.approve(error.attempt, reason)) and resume the run"
     : "Check the effect of each, then abandon it (recorder.abandon(attempt, reason)) or approve it (recorder.approve(attempt, reason)) and resume the run: error.attempt is the first, inspectSession(store, sessionId).unresolved lists each";
   return new UnresolvedAttemptError(
-    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${open.length} calls of it have`} no outcome: ${open.map(described).join(", ")} (left in flight by a crash, and neither run again nor resolved since). ${one ? "It" : "Each"} may or may not have happened, and a completed run takes no more events and is never resumed. Nothing was written: the run stays open. ${decide}; from a shell, ${commands.join(", ")}${more} ${one ? "abandons it" : "abandon them"} ${ABANDON_COMMAND_USE}. Or close the run with failRun or cancelRun.`,
+    `run ${runId} cannot be completed while ${one ? "a call of it has" : `${open.length} calls of it have`} no outcome: ${open.map(described).join(", ")} (left in flight by a crash or by its caller stopping it, and neither run again nor resolved since). ${one ? "It" : "Each"} may or may not have happened, and a completed run takes no more events and is never resumed. Nothing was written: the run stays open. ${decide}; from a shell, ${commands.join(", ")}${more} ${one ? "abandons it" : "abandon them"} ${ABANDON_COMMAND_USE}. Or close the run with failRun or cancelRun.`,
     {
       attemptId: first.attemptId,
       runId,
