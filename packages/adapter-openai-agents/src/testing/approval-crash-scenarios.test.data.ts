@@ -53,6 +53,27 @@ const runStateInputDying =
     await runWithLedger(first.agent, paused.state, runOptions(child.store, first.model));
   };
 
+// A person approved the delete of /a and rejected the one of /b at the run's interruptions, then
+// the process died inside the delete of `effect` or right after the first event matching `after`.
+const deletingDecidedDying =
+  (options: { effect?: string; after?: EventTest }): Scenario =>
+  async (child) => {
+    const first = deletingAgent({ afterEffect: child.afterEffect(options.effect) });
+    const paused = await runWithLedger(
+      first.agent,
+      "clean up",
+      runOptions(child.store, first.model),
+    );
+    child.asked(paused.interruptions);
+    const state = paused.state;
+    if (!state) throw new Error("expected a state");
+    for (const item of paused.interruptions)
+      if (approvalCallId(item) === "call_a") state.approve(item);
+      else state.reject(item);
+    const store = options.after ? child.dyingAfter(options.after) : child.store;
+    await resumeRun(first.agent, { ...runOptions(store, first.model), state });
+  };
+
 export const APPROVAL_CRASH_SCENARIOS = {
   "shop, charge approved: dies after the charge completed": shopApprovedDyingAfter(
     isType("tool.completed"),
@@ -75,40 +96,12 @@ export const APPROVAL_CRASH_SCENARIOS = {
     await resumeRun(second.main, { ...runOptions(store, second.model), state });
   },
   // A person approved the delete of /a and rejected the one of /b; dies while /a is deleted.
-  "deleting, /a approved and /b rejected: dies inside the delete of /a": async (child) => {
-    const first = deletingAgent({ afterEffect: child.afterEffect("/a") });
-    const paused = await runWithLedger(
-      first.agent,
-      "clean up",
-      runOptions(child.store, first.model),
-    );
-    child.asked(paused.interruptions);
-    const state = paused.state;
-    if (!state) throw new Error("expected a state");
-    for (const item of paused.interruptions)
-      if (approvalCallId(item) === "call_a") state.approve(item);
-      else state.reject(item);
-    await resumeRun(first.agent, { ...runOptions(child.store, first.model), state });
-  },
+  "deleting, /a approved and /b rejected: dies inside the delete of /a": deletingDecidedDying({
+    effect: "/a",
+  }),
   // The same decisions; the process dies right after the first append of a decision.
-  "deleting, /a approved and /b rejected: dies after the first decision is recorded": async (
-    child,
-  ) => {
-    const first = deletingAgent({ afterEffect: child.afterEffect() });
-    const paused = await runWithLedger(
-      first.agent,
-      "clean up",
-      runOptions(child.store, first.model),
-    );
-    child.asked(paused.interruptions);
-    const state = paused.state;
-    if (!state) throw new Error("expected a state");
-    for (const item of paused.interruptions)
-      if (approvalCallId(item) === "call_a") state.approve(item);
-      else state.reject(item);
-    const store = child.dyingAfter(isType(APPROVAL_EVENT_TYPE));
-    await resumeRun(first.agent, { ...runOptions(store, first.model), state });
-  },
+  "deleting, /a approved and /b rejected: dies after the first decision is recorded":
+    deletingDecidedDying({ after: isType(APPROVAL_EVENT_TYPE) }),
   "hosted MCP, approved: dies after the decision is recorded": async (child) => {
     const first = hostedMcpAgent();
     const paused = await runWithLedger(first.agent, "go", runOptions(child.store, first.model));
