@@ -9,7 +9,7 @@ import {
 } from "../sql/shared-queries.js";
 import type { WriteStep } from "../sql/write-program.js";
 import type { PostgresBackendState } from "./backend-state.js";
-import { collectBlobPage } from "./collect-blob-page.js";
+import { collectBlobPage, textRows } from "./collect-blob-page.js";
 import { putStatement } from "./put-blobs.js";
 import { serverEpochMs } from "./server-clock.js";
 
@@ -35,27 +35,29 @@ export async function executeStep(
           .onConflictDoNothing();
       return undefined;
     case "collect-session-blobs": {
-      // One statement: the session's refs, read and counted on the server, and the blobs
-      // among them that no other session names (the session's own index rows go with its
-      // other rows, in delete-session).
-      // The rows are locked in ref order first, as appends and puts upsert them (see
-      // collectBlobPage, collect-blob-page.ts).
-      const result = await tx.execute<{ refs: string; deleted: string }>(sql`WITH mine AS (
+      // The session's refs, read and counted on the server, and the blobs among them that no
+      // other session names (the session's own index rows go with its other rows, in
+      // delete-session). Locked in ref order first, as appends and puts upsert them, then
+      // deleted by a statement of their own, whose snapshot sees the claims of every writer
+      // that held one of the rows (see collectBlobPage, collect-blob-page.ts).
+      const unclaimed = sql`${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
+    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r
+      WHERE r.blob_ref = ${blobs.blobRef} AND r.session_id <> ${step.sessionId})`;
+      const locked = await tx.execute<{ refs: string; locked: string[] }>(sql`WITH mine AS (
   SELECT blob_ref FROM ${blobRefs} WHERE session_id = ${step.sessionId}
 ), doomed AS (
   SELECT ${blobs.blobRef} AS blob_ref FROM ${blobs}
-  WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM mine)
-    AND ${blobs.touchedAt} <= ${serverEpochMs} - ${step.graceMs}
-    AND NOT EXISTS (SELECT 1 FROM ${blobRefs} r
-      WHERE r.blob_ref = ${blobs.blobRef} AND r.session_id <> ${step.sessionId})
+  WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM mine) AND ${unclaimed}
   ORDER BY ${blobs.blobRef} FOR UPDATE
-), gone AS (
-  DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN (SELECT blob_ref FROM doomed)
-  RETURNING 1
 )
-SELECT (SELECT count(*) FROM mine) AS refs, (SELECT count(*) FROM gone) AS deleted`);
-      const row = result.rows[0];
-      return { refs: Number(row?.refs ?? 0), deleted: Number(row?.deleted ?? 0) };
+SELECT (SELECT count(*) FROM mine) AS refs, array(SELECT blob_ref FROM doomed) AS locked`);
+      const refs = Number(locked.rows[0]?.refs ?? 0);
+      const doomed = locked.rows[0]?.locked ?? [];
+      if (doomed.length === 0) return { refs, deleted: 0 };
+      const gone = await tx.execute(
+        sql`DELETE FROM ${blobs} WHERE ${blobs.blobRef} IN ${textRows(doomed)} AND ${unclaimed}`,
+      );
+      return { refs, deleted: gone.rowCount ?? 0 };
     }
     case "collect-blobs":
       return collectBlobPage(state, tx, step);

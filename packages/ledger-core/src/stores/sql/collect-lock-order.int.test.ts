@@ -29,6 +29,12 @@ import type { RacerTarget } from "./testing/racer-store.js";
 // ref): the append queues for it first, holding nothing, then the deletion, holding the rows it
 // visited before (in the order of the table's rows, all the others: they were stored first);
 // then the row is let go, the append takes it and goes on to the next.
+//
+// The row is held past the grace once both wait: the append stamped the blob's touched_at as
+// its upsert began, before it waited, so that stamp is past the grace when the deletion gets
+// the row after the append's commit, and only the append's claim keeps the blob. PostgreSQL's
+// deletion, one statement whose snapshot predated that commit, judged the claim missing and
+// deleted the blob of a committed append (a loaded machine once made the wait long enough).
 
 const GRACE_MS = 300;
 
@@ -183,6 +189,7 @@ async function checkLockOrder(target: RacerTarget, deletion: Deletion): Promise<
         ? collector.collectBlobs({ blobGraceMs: GRACE_MS })
         : collector.deleteSession(gone, { blobGraceMs: GRACE_MS });
     await until("the deletion waiting", async () => (await harness.waiting()) === 2);
+    await sleep(GRACE_MS + 50);
     await blocker.release();
 
     // Whichever of the two gets the row first, the blobs of the committed append stay.
