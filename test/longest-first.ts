@@ -55,6 +55,14 @@ const seconds = new Map<string, number>([
   ["packages/adapter-langchain/src/unresolved-interrupt.test.ts", 11],
 ]);
 
+/**
+ * The projects whose files share their workers' modules (`isolate: false`) first, each project's
+ * files together, then the isolated projects' files. Vitest hands a worker of a shared project the
+ * next file only when the queue's next file is of the same project; any other ends the worker, and
+ * the next file starts a new one that imports everything again. Ordered longest first across
+ * projects, the shared projects' files were interleaved with the others' and most of their workers
+ * ran one file. Within each part, longest first.
+ */
 export default class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const root = this.ctx.config.root;
@@ -65,6 +73,24 @@ export default class LongestFirst extends BaseSequencer {
         return [spec, seconds.get(file) ?? statSync(spec.moduleId).size / 1e6] as const;
       }),
     );
-    return [...files].sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0));
+    const longestFirst = (specs: TestSpecification[]) =>
+      specs.sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0));
+    const shared = new Map<string, TestSpecification[]>();
+    const isolated: TestSpecification[] = [];
+    for (const spec of files) {
+      if (spec.project.config.isolate !== false) {
+        isolated.push(spec);
+        continue;
+      }
+      const name = spec.project.name;
+      shared.set(name, [...(shared.get(name) ?? []), spec]);
+    }
+    // The project with the longest file first, so it starts while the run is young.
+    const blocks = [...shared.values()].map(longestFirst);
+    blocks.sort(
+      (a, b) =>
+        (weight.get(b[0] as TestSpecification) ?? 0) - (weight.get(a[0] as TestSpecification) ?? 0),
+    );
+    return [...blocks.flat(), ...longestFirst(isolated)];
   }
 }
