@@ -58,7 +58,7 @@ describe("a call in flight at the crash, handed back as an approval", () => {
 
     const text = await agentLedger(path, "inspect", "s");
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain("in flight when the process died");
+    expect(text.stdout).toContain("left in flight by a crash or by its caller stopping it");
     expect(text.stdout).not.toContain("not lost in a crash");
     expect(text.stdout).toMatch(
       new RegExp(
@@ -68,7 +68,9 @@ describe("a call in flight at the crash, handed back as an approval", () => {
     const json = await inspectJson(path);
     const index = json.unresolved.findIndex((attempt) => attempt.name === "charge");
     expect(json.nextSteps[index]).toMatchObject({ action: "resolve", pausedRunId: "root" });
-    expect(json.paused?.[0]?.text).toContain("in flight when the process died");
+    expect(json.paused?.[0]?.text).toContain(
+      "left in flight by a crash or by its caller stopping it",
+    );
 
     const reason = "the card was charged: the receipt is in the bank's log";
     const resolved = await agentLedger(path, "resolve", "--abandon", reason, "--", "s", attemptId);
