@@ -110,8 +110,10 @@ const kinds: Kind[] = [
  * server is not up); after them, the stores they opened are closed and their databases dropped.
  */
 export function describeEachKind(tests: (kind: Kind) => void): void {
+  // Each file's own: the files that use this module share one copy of it (the core project's
+  // files share their workers' modules), so a file takes the cleanups it ran off the list.
   afterAll(async () => {
-    for (const cleanup of cleanups) await cleanup();
+    for (const cleanup of cleanups.splice(0)) await cleanup();
   });
   for (const kind of kinds) {
     describe.skipIf(!kind.available)(`${kind.name} append at a cached head`, () => tests(kind));
