@@ -16,10 +16,22 @@ import type { HeadAppend } from "../head-cache.js";
  * and the steps those tests share (append-at-head.int.test.ts, append-at-head-blobs.int.test.ts).
  */
 
-/** What a test file using these stores runs after its tests: closing stores, dropping databases. */
-const cleanups: (() => Promise<void>)[] = [];
-// Dropped after the stores are closed (each close is put first).
-const places = freshPlaces((drop) => cleanups.push(drop));
+/**
+ * A test file's own: the databases it made, and what it runs after its tests (closing its stores,
+ * then dropping the databases: each close is put first). Made anew by each file's
+ * `describeEachKind`: the files that use this module share one copy of it when they run in one
+ * worker (the core project's files share their workers' modules), and one after another.
+ */
+function fileState() {
+  const cleanups: (() => Promise<void>)[] = [];
+  return { cleanups, places: freshPlaces((drop) => cleanups.push(drop)) };
+}
+let current: ReturnType<typeof fileState> | undefined;
+/** The state of the file whose tests run now (set by its `describeEachKind`). */
+function file(): ReturnType<typeof fileState> {
+  if (current === undefined) throw new Error("call describeEachKind before opening its stores");
+  return current;
+}
 
 /** A fresh database of a kind, and what the tests do on it. */
 export interface FreshStores {
@@ -55,13 +67,13 @@ const kinds: Kind[] = [
     backend: PostgresBackend,
     acrossSessions: false,
     async database() {
-      const schema = places.schema("head");
+      const schema = file().places.schema("head");
       return {
         name: schema,
         async open() {
           const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
           await store.init();
-          cleanups.unshift(() => store.close());
+          file().cleanups.unshift(() => store.close());
           return store;
         },
         async deleteSessionRow(sessionId) {
@@ -79,7 +91,7 @@ const kinds: Kind[] = [
     backend: MysqlBackend,
     acrossSessions: true,
     async database() {
-      const { database } = await places.database("head").create();
+      const { database } = await file().places.database("head").create();
       return {
         name: database,
         async open() {
@@ -87,7 +99,7 @@ const kinds: Kind[] = [
           const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
           const store = new MysqlEventStore({ pool, database });
           await store.init();
-          cleanups.unshift(async () => {
+          file().cleanups.unshift(async () => {
             await store.close();
             await pool.end();
           });
@@ -110,10 +122,10 @@ const kinds: Kind[] = [
  * server is not up); after them, the stores they opened are closed and their databases dropped.
  */
 export function describeEachKind(tests: (kind: Kind) => void): void {
-  // Each file's own: the files that use this module share one copy of it (the core project's
-  // files share their workers' modules), so a file takes the cleanups it ran off the list.
+  const own = fileState();
+  current = own;
   afterAll(async () => {
-    for (const cleanup of cleanups.splice(0)) await cleanup();
+    for (const cleanup of own.cleanups) await cleanup();
   });
   for (const kind of kinds) {
     describe.skipIf(!kind.available)(`${kind.name} append at a cached head`, () => tests(kind));
