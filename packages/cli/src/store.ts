@@ -263,7 +263,7 @@ function storeOrigin(source: CommandContext["storeSource"]): string {
   return `the default, ${DEFAULT_STORE_URL}`;
 }
 
-/** What to do about a store with no ledger, by where its URL came from. */
+/** How to name a PostgreSQL ledger kept outside `public` (see `namesNoSchema`). */
 const ANOTHER_SCHEMA = "another schema: add ?schema=<name> to the URL";
 
 /**
@@ -277,6 +277,7 @@ function namesNoSchema(url: string): boolean {
   );
 }
 
+/** What to do about a store with no ledger, by where its URL came from. */
 const storeHints: Record<CommandContext["storeSource"], string> = {
   flag: "check the URL given with --store",
   env: "check $AGENT_LEDGER_STORE, or pass --store <url>",
