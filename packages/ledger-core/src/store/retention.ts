@@ -150,7 +150,8 @@ export function openRunError(
   sessionId: string,
   openRunIds: readonly string[],
 ): InvalidArgumentError {
-  const sorted = [...openRunIds].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // sort() without a comparator orders strings by UTF-16 code unit.
+  const sorted = [...openRunIds].sort();
   const named = sorted.slice(0, NAMED_OPEN_RUNS).map((runId) => JSON.stringify(runId));
   const more = sorted.length - named.length;
   const runs =

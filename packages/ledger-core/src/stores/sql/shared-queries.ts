@@ -256,7 +256,6 @@ export function sharedStep(
         .select({ runId: runs.runId })
         .from(runs)
         .where(and(eq(runs.sessionId, step.sessionId), eq(runs.status, "running")))
-        .orderBy(asc(runs.runId))
         .then((rows) => rows.map((row) => idText(row.runId)));
     case "insert-events":
       return insertEvents(db, tables, step.rows, bodyCharsPerStatement);

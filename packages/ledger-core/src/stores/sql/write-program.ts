@@ -44,7 +44,7 @@ export type WriteStep =
    * the session is unknown.
    */
   | { kind: "lock-session"; sessionId: string }
-  /** Ids of the session's runs whose status is still `running`. */
+  /** Ids of the session's runs whose status is still `running`, in no order (openRunError sorts them). */
   | { kind: "open-runs"; sessionId: string }
   /**
    * Delete the blobs the session references (its rows of the blob reference index) that no

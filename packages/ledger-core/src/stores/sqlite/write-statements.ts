@@ -71,7 +71,7 @@ export function writeStatements(state: SqliteBackendState): Statements {
     ),
     lockSession: database.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
     openRuns: database.prepare(
-      "SELECT run_id AS runId FROM runs WHERE session_id = ? AND status = 'running' ORDER BY run_id",
+      "SELECT run_id AS runId FROM runs WHERE session_id = ? AND status = 'running'",
     ),
     countRefs: database.prepare("SELECT count(*) FROM blob_refs WHERE session_id = ?").pluck(),
     collectSessionBlobs: database.prepare(
