@@ -26,9 +26,10 @@ import type { RacerTarget } from "./testing/racer-store.js";
 // deadlocked every time; MariaDB's deletes by primary key, in key order, never did.
 //
 // The interleaving is made exact with a third connection that holds the first blob's row (by
-// ref): the append queues for it first, holding nothing, then the deletion, holding the rows it
-// visited before (in the order of the table's rows, all the others: they were stored first);
-// then the row is let go, the append takes it and goes on to the next.
+// ref): the append queues for it first, holding nothing, then the deletion, which locks in ref
+// order too and so holds nothing either (one that visited the rows in the table's order would
+// hold all the others, stored first, and deadlock with the append); then the row is let go, the
+// append takes it and goes on to the next.
 //
 // The row is held past the grace once both wait: the append stamped the blob's touched_at as
 // its upsert began, before it waited, so that stamp is past the grace when the deletion gets
