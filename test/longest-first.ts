@@ -82,8 +82,9 @@ export default class LongestFirst extends BaseSequencer {
         isolated.push(spec);
         continue;
       }
-      const name = spec.project.name;
-      shared.set(name, [...(shared.get(name) ?? []), spec]);
+      const block = shared.get(spec.project.name);
+      if (block) block.push(spec);
+      else shared.set(spec.project.name, [spec]);
     }
     // The project with the longest file first, so it starts while the run is young.
     const blocks = [...shared.values()].map(longestFirst);
