@@ -95,13 +95,20 @@ const PER_THREAD = new Set([
  */
 const NOT_BOUNDED = new Set(["subgraphChildren", "subgraphRecorders"]);
 const THREADS = 3;
+/**
+ * Turns each handler serves: the turn's thread (turn % 3), its asking for `fail` (every fourth) and
+ * its model failing (every fifth) come round together every 60 turns, so each mix of the three is
+ * served once; anything kept per call or per turn would then be 60 entries or more, against the
+ * at most 10 a thread's last turn leaves.
+ */
+const TURNS = 60;
 
 describe("a handler serving many runs", () => {
   for (const withMiddleware of [true, false])
     it(`keeps nothing per call or run once it ended, and per thread only its last turn (${withMiddleware ? "ledgerMiddleware" : "callbacks alone"})`, async () => {
       const { handler, agent } = server(withMiddleware);
       const outcomes: string[] = [];
-      for (let turn = 0; turn < 300; turn++) {
+      for (let turn = 0; turn < TURNS; turn++) {
         const config = threadConfig(handler, `thread-${turn % THREADS}`);
         outcomes.push(
           await agent.invoke({ messages: [new HumanMessage(`turn ${turn}`)] }, config).then(
@@ -123,7 +130,7 @@ describe("a handler serving many runs", () => {
       expect(Object.keys(sizes)).toEqual(expect.arrayContaining([...NOT_BOUNDED, ...PER_THREAD]));
       // At most one per turn whose step failed beside a sub-agent (every fourth asks for fail).
       for (const name of NOT_BOUNDED)
-        expect({ name, size: Math.min(sizes[name] as number, 300 / 4) }).toEqual({
+        expect({ name, size: Math.min(sizes[name] as number, TURNS / 4) }).toEqual({
           name,
           size: sizes[name],
         });
