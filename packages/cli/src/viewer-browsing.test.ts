@@ -38,6 +38,12 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     await recorder.toolCompleted(call, `${"a web page line\n".repeat(200_000)}THE END`);
     const page = await viewer.browser.newPage();
     await page.goto(new URL(`/#/session/${sessionId}`, viewer.sessionUrl).toString());
+    // The first events are drawn while the session is inspected; the inspection then draws the
+    // header and the run tree above the list, moving its rows down. A click aimed at a row
+    // before that can land on what took its place: the likely cause of this test's two failures
+    // in CI runs on a busy machine (no payload shown in 30 s, where it takes 2.5 s), never seen
+    // alone. The tree is waited for first, as a person would see the page settle.
+    await page.locator('[data-testid="run-row"]').waitFor();
     await page.locator("tr.event-row", { hasText: "tool.completed" }).click();
     const payload = page.locator('[data-testid="event-detail"] pre.payload');
     await payload.waitFor();
@@ -78,6 +84,8 @@ describe.skipIf(!haveChromium)("agent-ledger serve in Chromium", () => {
     const listed = await (await list).text();
     expect(listed).toContain('"$ledger":"list"');
     expect(listed).not.toContain("END OF QUESTION");
+    // The run tree drawn first: it moves the rows down (see above).
+    await page.locator('[data-testid="run-row"]').waitFor();
     await page.locator("tr.event-row", { hasText: "model.requested" }).click();
     const payload = page.locator('[data-testid="event-detail"] pre.payload');
     await payload.waitFor();
