@@ -40,9 +40,9 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
   const store = await context.openStore();
   const { signal, stdout, stderr } = context.io;
   const unresolved = values.unresolved === true;
-  const pages = unresolved
-    ? pagesWithOpenWork(stoppingReads(store, signal), signal)
-    : sessionPages(store);
+  // --unresolved: each session's read stops at Ctrl-C before its next page (stoppingReads), the
+  // first page of the next session too.
+  const pages = unresolved ? pagesWithOpenWork(stoppingReads(store, signal)) : sessionPages(store);
   const stop = (when: string) => interrupted(stderr, "sessions", when);
   // What a Ctrl-C says was done when it stops the command (--unresolved: also part way through
   // a page, between two sessions or inside one's read).
@@ -120,14 +120,10 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
  * The sessions with something open, a page of the store's list at a time (a page may come out
  * empty): each read whole, as `inspect` reads it. A session deleted while read is left out.
  */
-async function* pagesWithOpenWork(
-  store: EventStore,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<SessionWithOpenWork[]> {
+async function* pagesWithOpenWork(store: EventStore): AsyncGenerator<SessionWithOpenWork[]> {
   for await (const page of sessionPages(store)) {
     const open: SessionWithOpenWork[] = [];
     for (const session of page) {
-      if (await stopBeforeNextPage(signal)) throw new ReadsStopped();
       const work = await sessionOpenWork(store, session);
       if (work && hasOpenWork(work)) open.push(work);
     }
