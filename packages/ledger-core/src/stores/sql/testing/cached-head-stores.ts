@@ -16,23 +16,6 @@ import type { HeadAppend } from "../head-cache.js";
  * and the steps those tests share (append-at-head.int.test.ts, append-at-head-blobs.int.test.ts).
  */
 
-/**
- * A test file's own: the databases it made, and what it runs after its tests (closing its stores,
- * then dropping the databases: each close is put first). Made anew by each file's
- * `describeEachKind`: the files that use this module share one copy of it when they run in one
- * worker (the core project's files share their workers' modules), and one after another.
- */
-function fileState() {
-  const cleanups: (() => Promise<void>)[] = [];
-  return { cleanups, places: freshPlaces((drop) => cleanups.push(drop)) };
-}
-let current: ReturnType<typeof fileState> | undefined;
-/** The state of the file whose tests run now (set by its `describeEachKind`). */
-function file(): ReturnType<typeof fileState> {
-  if (current === undefined) throw new Error("call describeEachKind before opening its stores");
-  return current;
-}
-
 /** A fresh database of a kind, and what the tests do on it. */
 export interface FreshStores {
   /** The database's name (a schema's, on PostgreSQL). */
@@ -60,74 +43,92 @@ export interface Kind {
   acrossSessions: boolean;
 }
 
-const kinds: Kind[] = [
-  {
-    name: "PostgresEventStore",
-    available: await serverAvailable("postgres"),
-    backend: PostgresBackend,
-    acrossSessions: false,
-    async database() {
-      const schema = file().places.schema("head");
-      return {
-        name: schema,
-        async open() {
-          const store = new PostgresEventStore({ connectionString: SERVER_URLS.postgres, schema });
-          await store.init();
-          file().cleanups.unshift(() => store.close());
-          return store;
-        },
-        async deleteSessionRow(sessionId) {
-          const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
-          await client.connect();
-          await client.query(`DELETE FROM "${schema}".sessions WHERE session_id = $1`, [sessionId]);
-          await client.end();
-        },
-      };
+const available = {
+  postgres: await serverAvailable("postgres"),
+  mysql: await serverAvailable("mysql"),
+};
+
+/**
+ * The kinds as one test file uses them: the databases they make and the stores they open are the
+ * file's own, in `cleanups` (run after its tests: each close is put first, the databases dropped
+ * last). Made by each file's `describeEachKind`: the files that use this module share one copy of
+ * it when they run in one worker (the core project's files share their workers' modules).
+ */
+function kindsFor(cleanups: (() => Promise<void>)[]): Kind[] {
+  const places = freshPlaces((drop) => cleanups.push(drop));
+  return [
+    {
+      name: "PostgresEventStore",
+      available: available.postgres,
+      backend: PostgresBackend,
+      acrossSessions: false,
+      async database() {
+        const schema = places.schema("head");
+        return {
+          name: schema,
+          async open() {
+            const store = new PostgresEventStore({
+              connectionString: SERVER_URLS.postgres,
+              schema,
+            });
+            await store.init();
+            cleanups.unshift(() => store.close());
+            return store;
+          },
+          async deleteSessionRow(sessionId) {
+            const client = new pg.Client({ connectionString: SERVER_URLS.postgres });
+            await client.connect();
+            await client.query(`DELETE FROM "${schema}".sessions WHERE session_id = $1`, [
+              sessionId,
+            ]);
+            await client.end();
+          },
+        };
+      },
     },
-  },
-  {
-    name: "MysqlEventStore",
-    available: await serverAvailable("mysql"),
-    backend: MysqlBackend,
-    acrossSessions: true,
-    async database() {
-      const { database } = await file().places.database("head").create();
-      return {
-        name: database,
-        async open() {
-          // An application pool with the ledger in another database: the qualified names.
-          const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
-          const store = new MysqlEventStore({ pool, database });
-          await store.init();
-          file().cleanups.unshift(async () => {
-            await store.close();
-            await pool.end();
-          });
-          return store;
-        },
-        async deleteSessionRow(sessionId) {
-          const admin = await mysql.createConnection(SERVER_URLS.mysql);
-          await admin.query(`DELETE FROM \`${database}\`.sessions WHERE session_id = ?`, [
-            sessionId,
-          ]);
-          await admin.end();
-        },
-      };
+    {
+      name: "MysqlEventStore",
+      available: available.mysql,
+      backend: MysqlBackend,
+      acrossSessions: true,
+      async database() {
+        const { database } = await places.database("head").create();
+        return {
+          name: database,
+          async open() {
+            // An application pool with the ledger in another database: the qualified names.
+            const pool = mysql.createPool({ uri: SERVER_URLS.mysql, connectionLimit: 4 });
+            const store = new MysqlEventStore({ pool, database });
+            await store.init();
+            cleanups.unshift(async () => {
+              await store.close();
+              await pool.end();
+            });
+            return store;
+          },
+          async deleteSessionRow(sessionId) {
+            const admin = await mysql.createConnection(SERVER_URLS.mysql);
+            await admin.query(`DELETE FROM \`${database}\`.sessions WHERE session_id = ?`, [
+              sessionId,
+            ]);
+            await admin.end();
+          },
+        };
+      },
     },
-  },
-];
+  ];
+}
 
 /**
  * The file's tests, in a `describe` per kind ("<name> append at a cached head", skipped where its
  * server is not up); after them, the stores they opened are closed and their databases dropped.
  */
 export function describeEachKind(tests: (kind: Kind) => void): void {
-  const own = fileState();
-  current = own;
+  const cleanups: (() => Promise<void>)[] = [];
   afterAll(async () => {
-    for (const cleanup of own.cleanups) await cleanup();
+    for (const cleanup of cleanups) await cleanup();
   });
-  for (const kind of kinds) {
+  for (const kind of kindsFor(cleanups)) {
     describe.skipIf(!kind.available)(`${kind.name} append at a cached head`, () => tests(kind));
   }
 }
