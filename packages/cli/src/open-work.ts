@@ -51,6 +51,22 @@ export async function sessionOpenWork(
   return { ...session, eventCount: inspection.eventCount, ...openWorkOf(inspection) };
 }
 
+/**
+ * Those of `sessions` (a page of the store's list) with something open, each read whole as
+ * `inspect` reads it, one after the other; a session deleted while read is left out.
+ */
+export async function sessionsWithOpenWork(
+  store: EventStore,
+  sessions: readonly SessionSummary[],
+): Promise<SessionWithOpenWork[]> {
+  const open: SessionWithOpenWork[] = [];
+  for (const session of sessions) {
+    const work = await sessionOpenWork(store, session);
+    if (work && hasOpenWork(work)) open.push(work);
+  }
+  return open;
+}
+
 /** "2 unresolved, 1 paused, 1 open run": the non-zero counts, for the sessions table. */
 export function openWorkText(work: OpenWork): string {
   const parts: string[] = [];

@@ -1,37 +1,11 @@
 import { join } from "node:path";
-import { type EventStore, openStore, SessionRecorder } from "@agent-ledger/core";
+import { openStore } from "@agent-ledger/core";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fastLedger, nthSession } from "../interrupt-fixture.test.data.js";
+import { actor, diedInFlight, finished, idle } from "../open-work.test.data.js";
 import { runCli } from "../run-cli.js";
 import { pausedInsideAgentCall, runBin } from "../session-fixture.test.data.js";
-
-const actor = { type: "agent", id: "a" } as const;
-
-/** A session whose run ended: nothing open. */
-async function finished(store: EventStore, sessionId: string) {
-  const recorder = new SessionRecorder({ store, sessionId, actor });
-  await recorder.startRun();
-  const call = await recorder.beforeToolCall({ toolCallId: "c1", name: "lookup", args: {} });
-  await recorder.toolCompleted(call, { found: true });
-  await recorder.completeRun({ answer: "done" });
-}
-
-/** The ledger a process leaves when it dies with `calls` tool calls sent and none answered. */
-async function diedInFlight(store: EventStore, sessionId: string, calls: number) {
-  const recorder = new SessionRecorder({ store, sessionId, actor });
-  await recorder.startRun();
-  await Promise.all(
-    Array.from({ length: calls }, (_, index) =>
-      recorder.beforeToolCall({ toolCallId: `c${index}`, name: "send_email", args: { index } }),
-    ),
-  );
-}
-
-/** A run started, with no call in flight: at work, or its process gone between two calls. */
-async function idle(store: EventStore, sessionId: string) {
-  await new SessionRecorder({ store, sessionId, actor }).startRun();
-}
 
 describe("agent-ledger sessions --unresolved", () => {
   const scratch = scratchDirectory("agent-ledger-sessions-unresolved-", { beforeAll, afterAll });

@@ -2,12 +2,7 @@ import type { EventStore, SessionSummary } from "@agent-ledger/core";
 import { stopBeforeNextPage } from "@agent-ledger/core";
 import { terminalJson, terminalLine } from "../format.js";
 import { interrupted, writeOut } from "../io.js";
-import {
-  hasOpenWork,
-  openWorkText,
-  type SessionWithOpenWork,
-  sessionOpenWork,
-} from "../open-work.js";
+import { openWorkText, type SessionWithOpenWork, sessionsWithOpenWork } from "../open-work.js";
 import { ReadsStopped, sessionPages, stoppingReads } from "../store.js";
 import { commandArgs } from "./command-args.js";
 import type { CommandContext } from "./context.js";
@@ -121,12 +116,5 @@ export async function sessionsCommand(context: CommandContext): Promise<number> 
  * empty): each read whole, as `inspect` reads it. A session deleted while read is left out.
  */
 async function* pagesWithOpenWork(store: EventStore): AsyncGenerator<SessionWithOpenWork[]> {
-  for await (const page of sessionPages(store)) {
-    const open: SessionWithOpenWork[] = [];
-    for (const session of page) {
-      const work = await sessionOpenWork(store, session);
-      if (work && hasOpenWork(work)) open.push(work);
-    }
-    yield open;
-  }
+  for await (const page of sessionPages(store)) yield await sessionsWithOpenWork(store, page);
 }
