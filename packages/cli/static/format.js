@@ -67,3 +67,13 @@ export function outcomeText(outcome) {
 export function sessionHref(sessionId) {
   return `#/session/${encodeURIComponent(sessionId)}`;
 }
+
+// "2 unresolved, 1 paused, 1 open run": the non-zero counts of a session with something open,
+// as `sessions --unresolved` writes them (open-work.ts; format-parity.test.ts holds them to it).
+export function openWorkText(work) {
+  const parts = [];
+  if (work.unresolved > 0) parts.push(`${work.unresolved} unresolved`);
+  if (work.paused > 0) parts.push(`${work.paused} paused`);
+  if (work.openRuns > 0) parts.push(`${work.openRuns} open run${work.openRuns === 1 ? "" : "s"}`);
+  return parts.join(", ");
+}

@@ -2,19 +2,20 @@
 import { api, el } from "./dom.js";
 import { sessionHref } from "./format.js";
 
+// A session's id as the link to its page: the first cell of a row of sessions.
+export function sessionLinkCell(sessionId) {
+  return el(
+    "td",
+    {},
+    el("a", { text: sessionId, href: sessionHref(sessionId), className: "session-link" }),
+  );
+}
+
 function sessionRow(session) {
   return el(
     "tr",
     {},
-    el(
-      "td",
-      {},
-      el("a", {
-        text: session.sessionId,
-        href: sessionHref(session.sessionId),
-        className: "session-link",
-      }),
-    ),
+    sessionLinkCell(session.sessionId),
     el("td", { text: session.eventCount, className: "num" }),
     el("td", { text: session.createdAt }),
     el("td", { text: session.updatedAt }),
@@ -65,6 +66,12 @@ export async function showSessions(main, isCurrent) {
   });
   main.replaceChildren(
     el("h1", { text: "Sessions" }),
+    el(
+      "p",
+      {},
+      el("a", { text: "Sessions with something open", href: "#/open", testId: "open-link" }),
+      " (calls in flight, runs paused or open)",
+    ),
     first.sessions.length === 0
       ? el("p", { className: "muted", text: "No sessions in this store." })
       : table,

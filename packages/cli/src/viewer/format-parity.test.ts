@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatDuration } from "../format.js";
+import { openWorkText } from "../open-work.js";
 
 // The page's format.js is a plain ES module the browser loads (no build step): imported here
 // as it is served, by URL, so the compiler leaves it alone.
@@ -17,5 +18,20 @@ describe("the viewer's durations", () => {
     for (const ms of samples) expect(duration(ms), String(ms)).toBe(formatDuration(ms));
     for (let ms = 0; ms < 10_000_000; ms += 7_919)
       expect(duration(ms), String(ms)).toBe(formatDuration(ms));
+  });
+});
+
+describe("the viewer's open work", () => {
+  it("is said as sessions --unresolved says it", async () => {
+    const page = (await import(pageFormat)) as { openWorkText: typeof openWorkText };
+    expect(page.openWorkText({ unresolved: 2, paused: 1, openRuns: 1 })).toBe(
+      "2 unresolved, 1 paused, 1 open run",
+    );
+    for (const unresolved of [0, 1, 3])
+      for (const paused of [0, 1, 2])
+        for (const openRuns of [0, 1, 2]) {
+          const work = { unresolved, paused, openRuns };
+          expect(page.openWorkText(work), JSON.stringify(work)).toBe(openWorkText(work));
+        }
   });
 });

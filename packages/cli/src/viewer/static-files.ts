@@ -14,6 +14,7 @@ const TYPES: Record<string, string> = {
   "event-list.js": "text/javascript; charset=utf-8",
   "event-window.js": "text/javascript; charset=utf-8",
   "format.js": "text/javascript; charset=utf-8",
+  "open-sessions.js": "text/javascript; charset=utf-8",
   "run-tree.js": "text/javascript; charset=utf-8",
   "session-view.js": "text/javascript; charset=utf-8",
   "sessions-list.js": "text/javascript; charset=utf-8",

@@ -7,6 +7,7 @@ import { usageError } from "../errors.js";
 import { jsonChunks } from "../json-writer.js";
 import { sessionHasEvents } from "../store.js";
 import { eventPageJson, findEvent } from "./event-pages.js";
+import { OPEN_WORK_PAGE, openWorkPage } from "./open-work-page.js";
 import { inspectForPage, unchangedSince } from "./page-inspection.js";
 import { crossSiteRefusal, isLoopbackHost, SECURITY_HEADERS, tokenMatches } from "./security.js";
 import { loadStaticFiles, STATIC_FILE_NAMES } from "./static-files.js";
@@ -113,6 +114,24 @@ function sessionRouteOf(
   };
 }
 
+/**
+ * `after` (a session id) and `limit` (sessions, at most `most`: more is a page, and nextCursor
+ * says where to go on) of a request for a list of sessions, or what is wrong with them.
+ * `limit` was once ignored: every page held a whole page whatever was asked.
+ */
+function sessionListQuery(url: URL, most: number): { after?: string; limit: number } | string {
+  const after = url.searchParams.get("after") ?? undefined;
+  if (after !== undefined && !isValidId(after))
+    return "after is a session id: 1-255 characters without control characters";
+  const limit = url.searchParams.get("limit") ?? undefined;
+  if (limit !== undefined && !/^[1-9]\d{0,9}$/.test(limit))
+    return `limit is a whole number of sessions from 1 (at most ${most} a page), not ${JSON.stringify(limit)}`;
+  return {
+    ...(after === undefined ? {} : { after }),
+    limit: Math.min(Number(limit ?? most), most),
+  };
+}
+
 function badRequest(response: ServerResponse, error: string): void {
   sendJson(response, 400, { error, code: "invalid-argument" });
 }
@@ -198,25 +217,16 @@ export async function startViewer(options: ViewerOptions): Promise<ViewerHandle>
     if (path === "/api/sessions") {
       // A page of sessions after `after`, with `nextCursor` when more follow: the list stopped
       // at 5,000 without a word, and sessions after them (by id) could not be reached.
-      // `limit` was ignored: every page held SESSIONS_PAGE sessions whatever was asked.
-      const after = url.searchParams.get("after") ?? undefined;
-      if (after !== undefined && !isValidId(after))
-        return badRequest(
-          response,
-          "after is a session id: 1-255 characters without control characters",
-        );
-      const limit = url.searchParams.get("limit") ?? undefined;
-      if (limit !== undefined && !/^[1-9]\d{0,9}$/.test(limit))
-        return badRequest(
-          response,
-          `limit is a whole number of sessions from 1 (at most ${SESSIONS_PAGE} a page), not ${JSON.stringify(limit)}`,
-        );
-      // More than a page's worth is a page: nextCursor says where to go on, as for events.
-      const page = await store.listSessions({
-        ...(after === undefined ? {} : { after }),
-        limit: Math.min(Number(limit ?? SESSIONS_PAGE), SESSIONS_PAGE),
-      });
-      return sendJson(response, 200, page);
+      const query = sessionListQuery(url, SESSIONS_PAGE);
+      if (typeof query === "string") return badRequest(response, query);
+      return sendJson(response, 200, await store.listSessions(query));
+    }
+    if (path === "/api/open-work") {
+      // The page "sessions with something open" asks for these one after the other: each
+      // session is read whole, so a request reads a bounded number of them (`checked`).
+      const query = sessionListQuery(url, OPEN_WORK_PAGE);
+      if (typeof query === "string") return badRequest(response, query);
+      return sendJson(response, 200, await openWorkPage(store, query));
     }
     const sessionRoute = sessionRouteOf(url);
     if (sessionRoute) {
