@@ -2,8 +2,7 @@ import { MemoryEventStore } from "@agent-ledger/core";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { haveChromium, viewerInChromium } from "./chromium.test.data.js";
-import { diedInFlight, finished, idle } from "./open-work.test.data.js";
-import { pausedInsideAgentCall } from "./session-fixture.test.data.js";
+import { crashesAmongFinished, finished } from "./open-work.test.data.js";
 import { OPEN_WORK_PAGE } from "./viewer/open-work-page.js";
 
 // As viewer.test.ts: the page runs in a real headless Chromium.
@@ -12,11 +11,14 @@ describe.skipIf(!haveChromium)("the viewer's page of sessions with something ope
   const store = new MemoryEventStore();
   const ui = viewerInChromium(store);
 
-  /** The page, opened from the sessions list's link as a person would. */
-  async function openWorkPage(): Promise<{ page: Page; errors: string[] }> {
+  /** The page, opened from the sessions list's link as a person would, after `prepare`. */
+  async function openWorkPage(
+    prepare: (page: Page) => Promise<unknown> = async () => {},
+  ): Promise<{ page: Page; errors: string[] }> {
     const page = await ui.browser.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
+    await prepare(page);
     await page.goto(ui.viewer.url);
     await page.locator('[data-testid="open-link"]').click();
     return { page, errors };
@@ -35,26 +37,15 @@ describe.skipIf(!haveChromium)("the viewer's page of sessions with something ope
   });
 
   it("lists them with inspect's counts, reading on past a failed request, each a link to its session", async () => {
-    await diedInFlight(store, "b-crashed", 1);
-    await idle(store, "c-idle");
-    await pausedInsideAgentCall(store, "d-paused");
-    await diedInFlight(store, "e-crashed-twice", 2);
-    // More finished sessions than a request reads, then one more crashed after them all.
-    for (let index = 0; index < OPEN_WORK_PAGE + 5; index++)
-      await finished(store, `f-finished-${String(index).padStart(3, "0")}`);
-    await diedInFlight(store, "g-crashed-last", 1);
-
-    const page = await ui.browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (error) => errors.push(error.message));
+    await crashesAmongFinished(store);
     // The second request fails once (the viewer restarted): the person is told, and goes on.
     let failed = 0;
-    await page.route(
-      (url) => url.pathname === "/api/open-work" && url.searchParams.has("after"),
-      (route) => (failed++ === 0 ? route.abort() : route.continue()),
+    const { page, errors } = await openWorkPage((page) =>
+      page.route(
+        (url) => url.pathname === "/api/open-work" && url.searchParams.has("after"),
+        (route) => (failed++ === 0 ? route.abort() : route.continue()),
+      ),
     );
-    await page.goto(ui.viewer.url);
-    await page.locator('[data-testid="open-link"]').click();
     const retry = page.locator('[data-testid="open-retry"]');
     await retry.waitFor();
     expect(await page.locator('[data-testid="open-error"]').textContent()).toMatch(

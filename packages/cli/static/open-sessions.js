@@ -4,7 +4,7 @@
 // shows what it found so far, and stops when the person moves on.
 import { api, el, setText } from "./dom.js";
 import { countText, openWorkText } from "./format.js";
-import { sessionLinkCell } from "./sessions-list.js";
+import { sessionLinkCell, sessionsTable } from "./sessions-list.js";
 
 function sessionRow(session) {
   return el(
@@ -21,23 +21,7 @@ function sessionRow(session) {
 // the person moved on, which stops it).
 export async function showOpenSessions(main, isCurrent) {
   const body = el("tbody");
-  const table = el(
-    "table",
-    { className: "grid", testId: "open-sessions" },
-    el(
-      "thead",
-      {},
-      el(
-        "tr",
-        {},
-        el("th", { text: "session" }),
-        el("th", { text: "events" }),
-        el("th", { text: "updated" }),
-        el("th", { text: "open" }),
-      ),
-    ),
-    body,
-  );
+  const table = sessionsTable("open-sessions", ["session", "events", "updated", "open"], body);
   table.hidden = true;
   const status = el("p", { className: "muted", testId: "open-status" });
   const failure = el("p", { className: "bad", testId: "open-error" });

@@ -11,6 +11,13 @@ export function sessionLinkCell(sessionId) {
   );
 }
 
+// A table of sessions, its columns headed `headings`, its rows in `body`.
+export function sessionsTable(testId, headings, body) {
+  const head = el("tr");
+  for (const heading of headings) head.append(el("th", { text: heading }));
+  return el("table", { className: "grid", testId }, el("thead", {}, head), body);
+}
+
 function sessionRow(session) {
   return el(
     "tr",
@@ -26,24 +33,9 @@ function sessionRow(session) {
 export async function showSessions(main, isCurrent) {
   const first = await api("/api/sessions");
   if (!isCurrent()) return;
-  const table = el("table", { className: "grid", testId: "sessions" });
-  table.append(
-    el(
-      "thead",
-      {},
-      el(
-        "tr",
-        {},
-        el("th", { text: "session" }),
-        el("th", { text: "events" }),
-        el("th", { text: "created" }),
-        el("th", { text: "updated" }),
-      ),
-    ),
-  );
   const body = el("tbody");
+  const table = sessionsTable("sessions", ["session", "events", "created", "updated"], body);
   for (const session of first.sessions) body.append(sessionRow(session));
-  table.append(body);
   const more = el("button", { text: "more sessions", testId: "more-sessions" });
   let next = first.nextCursor;
   more.hidden = next === undefined;

@@ -1,8 +1,7 @@
 import { type EventStore, MemoryEventStore } from "@agent-ledger/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionsWithOpenWork } from "../open-work.js";
-import { diedInFlight, finished, idle } from "../open-work.test.data.js";
-import { pausedInsideAgentCall } from "../session-fixture.test.data.js";
+import { crashesAmongFinished, finished } from "../open-work.test.data.js";
 import { sessionPages } from "../store.js";
 import { OPEN_WORK_PAGE, type OpenWorkPage } from "./open-work-page.js";
 import { startViewer, type ViewerHandle } from "./viewer-server.js";
@@ -18,14 +17,7 @@ describe("viewer API: the sessions with something open", () => {
   beforeAll(async () => {
     store = new MemoryEventStore();
     await finished(store, "a-finished");
-    await diedInFlight(store, "b-crashed", 1);
-    await idle(store, "c-idle");
-    await pausedInsideAgentCall(store, "d-paused");
-    await diedInFlight(store, "e-crashed-twice", 2);
-    // More finished sessions than a request reads, the last of them after every open one.
-    for (let index = 0; index < OPEN_WORK_PAGE + 5; index++)
-      await finished(store, `f-finished-${String(index).padStart(3, "0")}`);
-    await diedInFlight(store, "g-crashed-last", 1);
+    await crashesAmongFinished(store);
     viewer = await startViewer({ store });
   });
   afterAll(async () => {
