@@ -1,19 +1,10 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import mysql from "mysql2/promise";
-import pg from "pg";
 import { expect } from "vitest";
 import { uuidv7 } from "../../events/ids.js";
-import type { EventStore } from "../../store/event-store.js";
 import { blobExists } from "../../testing/conformance-retention.js";
-import { MysqlEventStore } from "../mysql/index.js";
-import { PostgresEventStore } from "../postgres/index.js";
 import { acrossStores } from "./testing/across-stores.js";
-import {
-  type DeadlockWatch,
-  watchMysqlDeadlocks,
-  watchPostgresDeadlocks,
-} from "./testing/deadlock-watch.js";
+import { blobRowHarness, until } from "./testing/blob-row-harness.js";
 import type { RacerTarget } from "./testing/racer-store.js";
 
 // The row locks of blob rows: an append (or a put) that stores blobs upserts their rows in ref
@@ -53,110 +44,11 @@ function contentsByRefDescending(label: string): { contents: string[]; refs: str
   return { contents, refs: contents.map(ref) };
 }
 
-/** A server's side of the test: two stores on their own pools, a blocker, and lock waits. */
-interface Harness {
-  writer: EventStore;
-  collector: EventStore;
-  deadlocks: DeadlockWatch;
-  /** Begins a transaction that holds the row of blob `ref` until `release`. */
-  hold(ref: string): Promise<{ release(): Promise<void> }>;
-  /** How many of the ledger's statements wait for a row lock. */
-  waiting(): Promise<number>;
-  close(): Promise<void>;
-}
-
-async function postgresHarness(target: RacerTarget): Promise<Harness> {
-  const schema = target.schema as string;
-  const pools = [1, 2].map(() => new pg.Pool({ connectionString: target.location, max: 2 }));
-  const [writerPool, collectorPool] = pools as [pg.Pool, pg.Pool];
-  const deadlocks = watchPostgresDeadlocks(writerPool);
-  const collectorDeadlocks = watchPostgresDeadlocks(collectorPool);
-  const admin = new pg.Client({ connectionString: target.location });
-  await admin.connect();
-  return {
-    writer: new PostgresEventStore({ pool: writerPool, schema }),
-    collector: new PostgresEventStore({ pool: collectorPool, schema }),
-    deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
-    async hold(ref) {
-      const blocker = new pg.Client({ connectionString: target.location });
-      await blocker.connect();
-      await blocker.query("BEGIN");
-      await blocker.query(`SELECT 1 FROM "${schema}".blobs WHERE blob_ref = $1 FOR UPDATE`, [ref]);
-      return {
-        async release() {
-          await blocker.query("COMMIT");
-          await blocker.end();
-        },
-      };
-    },
-    async waiting() {
-      const result = await admin.query<{ count: string }>(
-        `SELECT count(*) FROM pg_stat_activity
-        WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
-        [`"${schema}"`],
-      );
-      return Number(result.rows[0]?.count);
-    },
-    async close() {
-      await admin.end();
-      await Promise.all(pools.map((pool) => pool.end()));
-    },
-  };
-}
-
-async function mysqlHarness(target: RacerTarget): Promise<Harness> {
-  const database = new URL(target.location).pathname.slice(1);
-  const pools = [1, 2].map(() => mysql.createPool({ uri: target.location, connectionLimit: 2 }));
-  const [writerPool, collectorPool] = pools as [mysql.Pool, mysql.Pool];
-  const deadlocks = watchMysqlDeadlocks(writerPool);
-  const collectorDeadlocks = watchMysqlDeadlocks(collectorPool);
-  const admin = await mysql.createConnection({ uri: target.location });
-  return {
-    writer: new MysqlEventStore({ pool: writerPool }),
-    collector: new MysqlEventStore({ pool: collectorPool }),
-    deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
-    async hold(ref) {
-      const blocker = await mysql.createConnection({ uri: target.location });
-      await blocker.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-      await blocker.query("BEGIN");
-      await blocker.query("SELECT 1 FROM blobs WHERE blob_ref = ? FOR UPDATE", [ref]);
-      return {
-        async release() {
-          await blocker.query("COMMIT");
-          await blocker.end();
-        },
-      };
-    },
-    async waiting() {
-      const [rows] = await admin.query(
-        // A write of the ledger's blob rows still running: one waiting for a row lock.
-        `SELECT count(*) AS waiting FROM information_schema.PROCESSLIST
-        WHERE DB = ? AND COMMAND = 'Query' AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %')`,
-        [database],
-      );
-      return Number((rows as { waiting: number }[])[0]?.waiting);
-    },
-    async close() {
-      await admin.end();
-      await Promise.all(pools.map((pool) => pool.end()));
-    },
-  };
-}
-
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached within 10 s`);
-    await sleep(10);
-  }
-}
-
 /** How the collector deletes the old blobs: a pass over the store, or their session's deletion. */
 type Deletion = "collectBlobs" | "deleteSession";
 
 async function checkLockOrder(target: RacerTarget, deletion: Deletion): Promise<void> {
-  const harness =
-    target.kind === "postgres" ? await postgresHarness(target) : await mysqlHarness(target);
+  const harness = await blobRowHarness(target);
   const { writer, collector } = harness;
   try {
     await writer.init();

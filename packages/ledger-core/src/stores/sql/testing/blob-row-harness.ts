@@ -1,0 +1,156 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import mysql from "mysql2/promise";
+import pg from "pg";
+import type { EventStore } from "../../../store/event-store.js";
+import { MysqlEventStore } from "../../mysql/index.js";
+import { PostgresEventStore } from "../../postgres/index.js";
+import {
+  type DeadlockWatch,
+  watchMysqlDeadlocks,
+  watchPostgresDeadlocks,
+} from "./deadlock-watch.js";
+import type { RacerTarget } from "./racer-store.js";
+
+/**
+ * How a third connection holds a blob row: `lock` takes it FOR UPDATE, as a collection's first
+ * statement does, and leaves it; `delete` deletes it, as a collection does next, and commits
+ * that at release.
+ */
+export type Hold = "lock" | "delete";
+
+/**
+ * A server's side of a blob-row lock test (PostgreSQL or MariaDB): two stores on their own
+ * pools, a blocker, the ledger's statements waiting for row locks, and a blob's stamp.
+ */
+export interface BlobRowHarness {
+  writer: EventStore;
+  collector: EventStore;
+  deadlocks: DeadlockWatch;
+  /** Begins a transaction that holds the row of blob `ref` (`how`) until `release`. */
+  hold(ref: string, how?: Hold): Promise<{ release(): Promise<void> }>;
+  /** How many of the ledger's statements wait for a row lock. */
+  waiting(): Promise<number>;
+  /** How long ago, on the server's clock, blob `ref` was stamped (touched_at); undefined: gone. */
+  stampAgeMs(ref: string): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+export async function blobRowHarness(target: RacerTarget): Promise<BlobRowHarness> {
+  return target.kind === "postgres" ? postgresHarness(target) : mysqlHarness(target);
+}
+
+async function postgresHarness(target: RacerTarget): Promise<BlobRowHarness> {
+  const schema = target.schema as string;
+  const pools = [1, 2].map(() => new pg.Pool({ connectionString: target.location, max: 2 }));
+  const [writerPool, collectorPool] = pools as [pg.Pool, pg.Pool];
+  const deadlocks = watchPostgresDeadlocks(writerPool);
+  const collectorDeadlocks = watchPostgresDeadlocks(collectorPool);
+  const admin = new pg.Client({ connectionString: target.location });
+  await admin.connect();
+  return {
+    writer: new PostgresEventStore({ pool: writerPool, schema }),
+    collector: new PostgresEventStore({ pool: collectorPool, schema }),
+    deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
+    async hold(ref, how = "lock") {
+      const blocker = new pg.Client({ connectionString: target.location });
+      await blocker.connect();
+      await blocker.query("BEGIN");
+      await blocker.query(
+        how === "lock"
+          ? `SELECT 1 FROM "${schema}".blobs WHERE blob_ref = $1 FOR UPDATE`
+          : `DELETE FROM "${schema}".blobs WHERE blob_ref = $1`,
+        [ref],
+      );
+      return {
+        async release() {
+          await blocker.query("COMMIT");
+          await blocker.end();
+        },
+      };
+    },
+    async waiting() {
+      const result = await admin.query<{ count: string }>(
+        `SELECT count(*) FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+        [`"${schema}"`],
+      );
+      return Number(result.rows[0]?.count);
+    },
+    async stampAgeMs(ref) {
+      const result = await admin.query<{ age: string }>(
+        `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint - touched_at AS age
+        FROM "${schema}".blobs WHERE blob_ref = $1`,
+        [ref],
+      );
+      const age = result.rows[0]?.age;
+      return age === undefined ? undefined : Number(age);
+    },
+    async close() {
+      await admin.end();
+      await Promise.all(pools.map((pool) => pool.end()));
+    },
+  };
+}
+
+async function mysqlHarness(target: RacerTarget): Promise<BlobRowHarness> {
+  const database = new URL(target.location).pathname.slice(1);
+  const pools = [1, 2].map(() => mysql.createPool({ uri: target.location, connectionLimit: 2 }));
+  const [writerPool, collectorPool] = pools as [mysql.Pool, mysql.Pool];
+  const deadlocks = watchMysqlDeadlocks(writerPool);
+  const collectorDeadlocks = watchMysqlDeadlocks(collectorPool);
+  const admin = await mysql.createConnection({ uri: target.location });
+  return {
+    writer: new MysqlEventStore({ pool: writerPool }),
+    collector: new MysqlEventStore({ pool: collectorPool }),
+    deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
+    async hold(ref, how = "lock") {
+      const blocker = await mysql.createConnection({ uri: target.location });
+      await blocker.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+      await blocker.query("BEGIN");
+      await blocker.query(
+        how === "lock"
+          ? "SELECT 1 FROM blobs WHERE blob_ref = ? FOR UPDATE"
+          : "DELETE FROM blobs WHERE blob_ref = ?",
+        [ref],
+      );
+      return {
+        async release() {
+          await blocker.query("COMMIT");
+          await blocker.end();
+        },
+      };
+    },
+    async waiting() {
+      const [rows] = await admin.query(
+        // A write of the ledger's blob rows still running: one waiting for a row lock. A
+        // block the store keeps prepared (a put of a few blobs) runs as Execute.
+        `SELECT count(*) AS waiting FROM information_schema.PROCESSLIST
+        WHERE DB = ? AND COMMAND IN ('Query', 'Execute') AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %')`,
+        [database],
+      );
+      return Number((rows as { waiting: number }[])[0]?.waiting);
+    },
+    async stampAgeMs(ref) {
+      const [rows] = await admin.query(
+        `SELECT (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
+          - touched_at AS age FROM blobs WHERE blob_ref = ?`,
+        [ref],
+      );
+      const age = (rows as { age: number | string }[])[0]?.age;
+      return age === undefined ? undefined : Number(age);
+    },
+    async close() {
+      await admin.end();
+      await Promise.all(pools.map((pool) => pool.end()));
+    },
+  };
+}
+
+/** Polls `check` every 10 ms until it holds; fails after 10 s, naming `what`. */
+export async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within 10 s`);
+    await sleep(10);
+  }
+}
