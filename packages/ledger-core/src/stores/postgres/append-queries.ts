@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { PostgresBackendState } from "./backend-state.js";
+import { storeBlobsAfterLocks } from "./blob-stamp.js";
 import { quoteIdent } from "./quote-ident.js";
-import { SERVER_EPOCH_MS } from "./server-clock.js";
 
 /** The named (prepared) statements of the one-statement append: one event, or a batch. */
 export type NamedQuery = { name: string; text: string };
@@ -75,12 +75,12 @@ export function appendQueries(state: PostgresBackendState): AppendQueries {
   // The blobs the append carries, stored only when `c` moved the counter (after the
   // counter row, as deleteSession locks it before the blobs it collects), then claimed by
   // `r` in the same commit.
-  const storeBlobs = (refs: string, contents: string) => `, b AS (
-  INSERT INTO ${schema}."blobs" (blob_ref, content, touched_at)
-  SELECT x.ref, x.content, ${SERVER_EPOCH_MS}
-  FROM c, unnest(${refs}::text[], ${contents}::bytea[]) AS x(ref, content)
-  ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at
-)`;
+  // Stamped once their rows are locked (storeBlobsAfterLocks).
+  const storeBlobs = (refs: string, contents: string) =>
+    `, ${storeBlobsAfterLocks(
+      `${schema}."blobs"`,
+      `c, unnest(${refs}::text[], ${contents}::bytea[]) AS x(ref, content)`,
+    )}`;
   const last = "\nSELECT last_cursor FROM c";
   const named = (text: string) => ({
     name: `agent_ledger_append_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`,

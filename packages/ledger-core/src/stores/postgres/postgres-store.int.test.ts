@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../events/canonical.js";
@@ -162,6 +163,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       { version: 5 },
       { version: 6 },
       { version: 7 },
+      { version: 8 },
     ]);
     // The batch append functions live in the store's schema, not in the search path's first.
     const functions = await (pool as pg.Pool).query<{ name: string }>(
@@ -247,6 +249,7 @@ describe.skipIf(!available)("PostgresEventStore", () => {
         { version: 5 },
         { version: 6 },
         { version: 7 },
+        { version: 8 },
       ]);
       // Five runs of one session at once: the first statement starts alone, four go out together
       // through the function the upgrade created.
@@ -302,6 +305,53 @@ describe.skipIf(!available)("PostgresEventStore", () => {
       await upgraded.close();
     } finally {
       batches.mockRestore();
+      await client.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`);
+    }
+  });
+
+  it("upgrades a version-7 schema from two processes at once: 0005's blob function is replaced by 0007's, which stamps blobs after their locks", async () => {
+    const old = `ledger_upgrade_${uuidv7().replaceAll("-", "")}`;
+    const client = pool as pg.Pool;
+    try {
+      const first = new PostgresEventStore({ pool: client, schema: old });
+      await first.init();
+      await first.close();
+      // What the previous release left: 0005's function, version 7.
+      const shipped = readFileSync(
+        new URL("../../../drizzle/postgres/0005_append_at_heads_with_blobs.sql", import.meta.url),
+        "utf8",
+      );
+      const setup = await client.connect();
+      try {
+        await setup.query("BEGIN");
+        await setup.query(`SET LOCAL search_path TO "${old}"`);
+        await setup.query("DROP FUNCTION agent_ledger_append_blobs_at_heads");
+        await setup.query(shipped);
+        await setup.query("DELETE FROM schema_version WHERE version = 8");
+        await setup.query("COMMIT");
+      } finally {
+        setup.release();
+      }
+      const body = async () =>
+        (
+          await client.query<{ body: string }>(
+            "SELECT p.prosrc AS body FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'agent_ledger_append_blobs_at_heads' AND n.nspname = $1",
+            [old],
+          )
+        ).rows.map((row) => row.body);
+      expect((await body())[0]).not.toContain("FOR UPDATE");
+      const upgraded = [1, 2].map(() => new PostgresEventStore({ pool: client, schema: old }));
+      await Promise.all(upgraded.map((store) => store.init()));
+      await Promise.all(upgraded.map((store) => store.close()));
+      const versions = await client.query(
+        `SELECT version FROM "${old}".schema_version WHERE version >= 7 ORDER BY 1`,
+      );
+      expect(versions.rows).toEqual([{ version: 7 }, { version: 8 }]);
+      // One function of the name, the new body.
+      const bodies = await body();
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]).toContain("FOR UPDATE");
+    } finally {
       await client.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`);
     }
   });

@@ -1,8 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { NodePgDatabase } from "drizzle-orm/node-postgres";
+import { getTableConfig } from "drizzle-orm/pg-core";
 import { BLOB_BYTES_PER_STATEMENT, blobValues } from "../sql/shared-queries.js";
 import type { BlobRow } from "../sql/sql-backend.js";
 import type { PostgresBackendState, Tables } from "./backend-state.js";
+import { storeBlobsAfterLocks } from "./blob-stamp.js";
+import { quoteIdent } from "./quote-ident.js";
 import { serverEpochMs } from "./server-clock.js";
 import { boundDb, inTransaction } from "./transaction.js";
 
@@ -38,12 +41,15 @@ export function putStatement(
   sessionId: string | undefined,
 ): SQL {
   const { blobs, blobRefs } = tables;
+  const { schema, name } = getTableConfig(blobs);
+  const blobsTable =
+    schema === undefined ? quoteIdent(name) : `${quoteIdent(schema)}.${quoteIdent(name)}`;
   const parts: SQL[] = [];
   if (!durable) parts.push(sql`a AS (SELECT set_config('synchronous_commit', 'off', true))`);
-  const blobRows = values.map((row) => sql`(${row.blobRef}, ${row.content}, ${row.touchedAt})`);
-  parts.push(sql`b AS (INSERT INTO ${blobs} (blob_ref, content, touched_at)
-  VALUES ${sql.join(blobRows, sql`, `)}
-  ON CONFLICT (blob_ref) DO UPDATE SET touched_at = excluded.touched_at)`);
+  // The rows once, as `v`: the locks and the upsert both read them (storeBlobsAfterLocks).
+  const blobRows = values.map((row) => sql`(${row.blobRef}::text, ${row.content}::bytea)`);
+  parts.push(sql`v (ref, content) AS (VALUES ${sql.join(blobRows, sql`, `)})`);
+  parts.push(sql.raw(storeBlobsAfterLocks(blobsTable, "v AS x")));
   if (sessionId !== undefined) {
     const claims = values.map((row) => sql`(${row.blobRef}, ${sessionId})`);
     parts.push(sql`r AS (INSERT INTO ${blobRefs} (blob_ref, session_id)
