@@ -37,6 +37,7 @@ export function carriedBlobs(
   }
   const parts: string[] = [];
   for (const { condition, blobs } of groups) {
+    values.push(JSON.stringify(blobs.map((blob) => blob.ref)));
     for (const blob of blobs) values.push(blob.ref, bufferOf(blob.stored));
     parts.push(`IF ${condition} THEN
     ${blobsStatement(prefix, blobs.length)}

@@ -49,7 +49,7 @@ async function putBlock(
   sessionId: string | undefined,
 ): Promise<void> {
   const prefix = state.tablePrefix;
-  const bound: (string | Buffer)[] = [];
+  const bound: (string | Buffer)[] = [JSON.stringify(values.map((row) => row.blobRef))];
   for (const row of values) bound.push(row.blobRef, row.content);
   let claims = "";
   if (sessionId !== undefined) {

@@ -24,11 +24,25 @@ export async function executeStep(
   const { events, runs, sessions, blobs, blobRefs } = state.tables;
   switch (step.kind) {
     case "put-blobs":
-      for (const values of blobChunks(step.blobs, maxPacket))
+      for (const values of blobChunks(step.blobs, maxPacket)) {
+        // The stored rows locked first, in ref order, by a statement of their own: the
+        // INSERT's clock is read as it begins, after these waits (see blobsStatement).
+        await tx
+          .select({ ref: blobs.blobRef })
+          .from(blobs)
+          .where(
+            inArray(
+              blobs.blobRef,
+              values.map((row) => row.blobRef),
+            ),
+          )
+          .orderBy(blobs.blobRef)
+          .for("update");
         await tx
           .insert(blobs)
           .values(values)
           .onDuplicateKeyUpdate({ set: { touchedAt: serverEpochMs } });
+      }
       return undefined;
     case "index-refs":
       for (const refs of chunked(step.refs))

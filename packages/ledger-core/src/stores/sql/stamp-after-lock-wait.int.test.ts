@@ -69,7 +69,7 @@ for (const path of ["putBlob", "append"] as const)
         topic: `${path} of a stored blob whose row another transaction holds (${how}) past the grace`,
         test: "stamps the blob once it has the row: a collection right after keeps it",
         label: "stamp_wait",
-        kinds: ["postgres"],
+        kinds: ["postgres", "mysql"],
       },
       (target) => checkStamp(target, path, how),
     );

@@ -125,7 +125,8 @@ async function mysqlHarness(target: RacerTarget): Promise<BlobRowHarness> {
         // A write of the ledger's blob rows still running: one waiting for a row lock. A
         // block the store keeps prepared (a put of a few blobs) runs as Execute.
         `SELECT count(*) AS waiting FROM information_schema.PROCESSLIST
-        WHERE DB = ? AND COMMAND IN ('Query', 'Execute') AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %')`,
+        WHERE DB = ? AND COMMAND IN ('Query', 'Execute') AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %'
+          OR INFO LIKE 'select % for update')`,
         [database],
       );
       return Number((rows as { waiting: number }[])[0]?.waiting);
