@@ -1,4 +1,4 @@
-import type { CompactSession } from "../compact/externalize.js";
+import type { CompactedEvent, CompactSession } from "../compact/externalize.js";
 import { ConflictError, LedgerError, RunClosedError } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import { noteCommitted, type RecorderState } from "./recorder-state.js";
@@ -16,15 +16,30 @@ export async function commitEvent(
   blobs?: string[],
   claim?: () => void,
 ): Promise<LedgerEvent> {
+  return (await commitEvents(state, [event], blobs, claim))[0] as LedgerEvent;
+}
+
+/**
+ * Commits events of the recorder as one entry of its queue (`commitEvent` for one): in one
+ * append, all or none of them (the queue sends an entry whole, and alone again when a batch it
+ * shared was refused). Resolves with them as stored, in order.
+ */
+export async function commitEvents(
+  state: RecorderState,
+  events: NewEvent[],
+  blobs?: string[],
+  claim?: () => void,
+): Promise<LedgerEvent[]> {
   let committed: LedgerEvent[];
   try {
     const send = () => {
       claim?.();
-      // The event is this recorder's own object (`record` copies its caller's), so it is
+      // The events are this recorder's own objects (`record` copies its caller's), so they are
       // completed in place: a merged copy of each, marked prevalidated a second time, cost more
-      // than any other step of the recorder on every recorded call.
-      withDefaults(state, event);
-      return state.queue.commit([event], blobs);
+      // than any other step of the recorder on every recorded call. All before any is queued:
+      // a redaction of one's metadata that throws leaves none queued.
+      for (const event of events) withDefaults(state, event);
+      return state.queue.commit(events, blobs);
     };
     // After an append whose outcome was unknown, the run is read back before anything is
     // claimed or queued: an outcome that did not get in may then be recorded again
@@ -35,9 +50,8 @@ export async function commitEvent(
   } catch (error) {
     throw runBegunElsewhere(state, error) ?? (await runTakenElsewhere(state, error)) ?? error;
   }
-  const stored = committed[0] as LedgerEvent;
-  noteCommitted(state, stored);
-  return stored;
+  for (const stored of committed) noteCommitted(state, stored);
+  return committed;
 }
 
 /**
@@ -101,17 +115,45 @@ export async function commitCompacted(
   compact: CompactSession,
   claim?: () => void,
 ): Promise<LedgerEvent> {
-  const { blobs, evidenceRefs } = compact.result();
-  if (evidenceRefs.length > 0)
-    event.evidenceRefs = [...(event.evidenceRefs ?? []), ...evidenceRefs];
-  const stored = await commitEvent(
+  return (await commitAllCompacted(state, [{ event, compact }], claim))[0] as LedgerEvent;
+}
+
+/** An event and the compaction its payload went through (`commitAllCompacted`). */
+export interface CompactedRecord {
+  event: NewEvent;
+  compact: CompactSession;
+}
+
+/**
+ * `commitCompacted` for several events committed together (`commitEvents`): each names its own
+ * refs, and the append stores the new blobs of all of them (each once).
+ */
+export async function commitAllCompacted(
+  state: RecorderState,
+  records: readonly CompactedRecord[],
+  claim?: () => void,
+): Promise<LedgerEvent[]> {
+  const results = records.map(({ event, compact }) => {
+    const result = compact.result();
+    if (result.evidenceRefs.length > 0)
+      event.evidenceRefs = [...(event.evidenceRefs ?? []), ...result.evidenceRefs];
+    return result;
+  });
+  // One event's own map as it is (every recorded call): a merged copy only for several.
+  const blobs =
+    results.length === 1
+      ? (results[0] as CompactedEvent).blobs
+      : new Map(results.flatMap((result) => [...result.blobs]));
+  const stored = await commitEvents(
     state,
-    event,
+    records.map((record) => record.event),
     blobs.size > 0 ? [...blobs.values()] : undefined,
     claim,
   );
-  state.compactor.committed(evidenceRefs);
-  if (compact.list) state.compactor.setLastList(compact.list);
+  for (const [index, { compact }] of records.entries()) {
+    state.compactor.committed((results[index] as CompactedEvent).evidenceRefs);
+    if (compact.list) state.compactor.setLastList(compact.list);
+  }
   state.log?.wroteBlobs(blobs);
   return stored;
 }
