@@ -1,13 +1,18 @@
 import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
-import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
+import { InvalidArgumentError, LedgerError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
-import type { LedgerEvent, NewEvent } from "../events/types.js";
+import type { EventType, LedgerEvent, NewEvent } from "../events/types.js";
 import { isBlobRef } from "../store/blob.js";
 import type { EventStore } from "../store/event-store.js";
 import { validateActor, validateMetadata } from "../store/validate-actor-metadata.js";
 import { answeredByClosedRun } from "./closed-run-records.js";
-import { commitCompacted, commitEvent } from "./commit-event.js";
+import {
+  type CompactedRecord,
+  commitAllCompacted,
+  commitCompacted,
+  commitEvent,
+} from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
 import {
   callMetadata,
@@ -15,7 +20,7 @@ import {
   METADATA_ONLY,
   type MetadataOption,
 } from "./prepare-payload.js";
-import { awaitCloseGuards, type RecorderState } from "./recorder-state.js";
+import { awaitCloseGuards, type RecorderState, runEndStatus } from "./recorder-state.js";
 import { assertNoneLeftInFlight } from "./run-lifecycle.js";
 import { inTurn } from "./turns.js";
 
@@ -119,21 +124,7 @@ async function assertBlobsStored(store: EventStore, refs: string[]): Promise<voi
 
 /** `SessionRecorder.record`: a custom event, or any other type, with the caller's payload. */
 export async function recordEvent(state: RecorderState, event: NewEvent): Promise<LedgerEvent> {
-  // A copy: the caller's object is theirs (commitEvent completes its event in place).
-  const copy = { ...event };
-  // Checked before the recorder's metadata is merged in, where a string would be spread into
-  // `{ "0": ... }` keys; at the event's own paths, as its payload is (`$.payload`).
-  if (copy.metadata !== undefined) copy.metadata = validateMetadata(copy.metadata, "$.metadata");
-  if (copy.actor !== undefined) copy.actor = validateActor(copy.actor, "$.actor");
-  // Redacted and compacted as every other payload this recorder writes: an adapter's custom
-  // events carry the user's data too (LangChain's chain inputs and outputs).
-  const compact = state.compactor.begin();
-  if (copy.payload !== undefined)
-    copy.payload = compactedPayload(compact, state.redact, {
-      type: copy.type,
-      value: copy.payload,
-      path: "$.payload",
-    });
+  const { event: copy, compact } = preparedRecord(state, event, "$");
   // An outcome written this way is one outcome too: it claims its attempt as modelCompleted
   // or abandon would, and a request opens its attempt for one.
   if (isOutcomeType(copy.type)) {
@@ -153,4 +144,103 @@ export async function recordEvent(state: RecorderState, event: NewEvent): Promis
   const stored = await commitCompacted(state, copy, compact);
   state.open.read(stored);
   return stored;
+}
+
+const RECORD_ALL_KEYS: KnownKeys<{ events: NewEvent[] }> = { events: true };
+
+/**
+ * `SessionRecorder.recordAll`: the events of `record`, every one prepared before any is queued,
+ * then committed as one entry of the queue (one append, all or none). An outcome or a run's end
+ * is refused: each is one call's own decision, which `record` makes alone (an attempt's claim,
+ * the close guards).
+ */
+export async function recordEvents(
+  state: RecorderState,
+  options: { events: readonly NewEvent[] },
+): Promise<LedgerEvent[]> {
+  assertOptions(options, RECORD_ALL_KEYS, "recordAll", { at: "$" });
+  const { events } = options;
+  if (!Array.isArray(events))
+    throw new InvalidArgumentError("$.events", "recordAll takes { events: [...] }, an array");
+  const records: CompactedRecord[] = [];
+  // An indexed loop, not map: a hole in a sparse array is refused, not skipped.
+  for (let index = 0; index < events.length; index++) {
+    const at = `$.events[${index}]`;
+    const event: unknown = events[index];
+    if (typeof event !== "object" || event === null || Array.isArray(event))
+      throw new InvalidArgumentError(at, "an event must be an object ({ type, payload, ... })");
+    assertRecordedAlone((event as NewEvent).type, `${at}.type`);
+    try {
+      records.push(preparedRecord(state, event as NewEvent, at));
+    } catch (error) {
+      throw ofListedEvent(error, { at, index, count: events.length });
+    }
+  }
+  if (records.length === 0) return [];
+  const stored = await commitAllCompacted(state, records);
+  for (const event of stored) state.open.read(event);
+  return stored;
+}
+
+/**
+ * `invalid-argument` at `path` for an event type `recordAll` does not take: an outcome claims
+ * its attempt, and a run's end waits for the close guards, each as `record` writes it alone.
+ */
+function assertRecordedAlone(type: unknown, path: string): void {
+  if (typeof type !== "string") return;
+  if (isOutcomeType(type))
+    throw new InvalidArgumentError(
+      path,
+      `recordAll does not take an outcome (${type}): it settles its attempt, which one call does alone; record it with record(), or with the call of its kind (toolCompleted, abandon...)`,
+    );
+  if (runEndStatus(type as EventType) !== undefined)
+    throw new InvalidArgumentError(
+      path,
+      `recordAll does not take a run's end (${type}): close the run with completeRun, failRun or cancelRun (or record()) after the events before it`,
+    );
+}
+
+/**
+ * A copy of an event given to `record` (its fields at `at`: `$`, or `$.events[2]` in a list),
+ * ready to commit: its metadata and actor checked, its payload redacted and compacted as every
+ * other payload this recorder writes (an adapter's custom events carry the user's data too:
+ * LangChain's chain inputs and outputs).
+ */
+function preparedRecord(state: RecorderState, event: NewEvent, at: string): CompactedRecord {
+  // A copy: the caller's object is theirs (commitEvent completes its event in place).
+  const copy = { ...event };
+  // Checked before the recorder's metadata is merged in, where a string would be spread into
+  // `{ "0": ... }` keys; at the event's own paths, as its payload is (`$.payload`).
+  if (copy.metadata !== undefined)
+    copy.metadata = validateMetadata(copy.metadata, `${at}.metadata`);
+  if (copy.actor !== undefined) copy.actor = validateActor(copy.actor, `${at}.actor`);
+  const compact = state.compactor.begin();
+  if (copy.payload !== undefined)
+    copy.payload = compactedPayload(compact, state.redact, {
+      type: copy.type,
+      value: copy.payload,
+      path: `${at}.payload`,
+    });
+  return { event: copy, compact };
+}
+
+/**
+ * The error of preparing event `index` of a `recordAll` list, saying which event it is: as it
+ * was when its path names the event (`$.events[2].payload.message`); else (a redact function
+ * that threw for it, at `$.redact`) the same code and path, the event's position in the message
+ * and in `details.index`, the error as `cause`.
+ */
+function ofListedEvent(
+  error: unknown,
+  where: { at: string; index: number; count: number },
+): unknown {
+  const { at, index, count } = where;
+  const path = LedgerError.isInstance(error) ? error.path : undefined;
+  if (path === undefined || path === at || path.startsWith(`${at}.`)) return error;
+  const listed = error as LedgerError;
+  return new LedgerError(
+    listed.code,
+    `${listed.message} (for ${at}, event ${index + 1} of the ${count} given to recordAll: none was written)`,
+    { path, cause: listed, details: { ...listed.details, index } },
+  );
 }

@@ -36,7 +36,13 @@ import { replayAgain } from "./replay-again.js";
 import { resumeOptions, resumeRun } from "./resume.js";
 import { retryCall } from "./retry-call.js";
 import { cancelRun, completeRun, failRun, recordInput, startRun } from "./run-lifecycle.js";
-import { checkpoint, type EvidenceRecord, recordEvent, recordEvidence } from "./run-records.js";
+import {
+  checkpoint,
+  type EvidenceRecord,
+  recordEvent,
+  recordEvents,
+  recordEvidence,
+} from "./run-records.js";
 import { leaveUnresolved } from "./stranded-calls.js";
 
 export type { AttemptRef, DecisionOptions } from "./call-outcomes.js";
@@ -396,6 +402,24 @@ export class SessionRecorder {
    */
   record(event: NewEvent): Promise<LedgerEvent> {
     return recordEvent(this.#state, event);
+  }
+
+  /**
+   * Appends several events together, all or nothing; resolves with them as stored, in order.
+   * Each is taken as `record` takes it (checked, its payload redacted and compacted), and all
+   * are prepared before any is sent: one refused (a payload that is not plain JSON,
+   * `non-serializable` at `$.events[2].payload...`; a redact function that throws for it,
+   * `invalid-argument` at `$.redact` saying which event, `details.index`; one the store refuses,
+   * at its `$.events[i]` field) leaves the run as it was. Then they go out as one entry of the
+   * commit queue: one append, with concurrent calls' events beside them (group commit) but never
+   * split from each other. For records that must not be seen one without the others (a person's
+   * decisions on several calls). An outcome (`*.completed`, `*.failed`, `attempt.abandoned`)
+   * and a run's end (`run.completed`, `run.failed`, `run.cancelled`) are refused
+   * (`invalid-argument` at `$.events[i].type`): write those alone, as `record` or their own
+   * call does. An empty list writes nothing.
+   */
+  recordAll(options: { events: readonly NewEvent[] }): Promise<LedgerEvent[]> {
+    return recordEvents(this.#state, options);
   }
 
   /**
