@@ -181,8 +181,8 @@ export function undecidedInterruptions(
   return interruptions.filter((item) => approvalOf(state, item) === undefined);
 }
 
-// Records the decisions a person made on the interruptions of `state`, and retries (approve)
-// or abandons (reject) the calls a crash had left unresolved. An approval the ledger's replay
+// Records the decisions a person made on the interruptions of `state`, all in one append or
+// none, and then retries (approve) or abandons (reject) the calls a crash had left unresolved. An approval the ledger's replay
 // rule gave is not a person's decision: it is not recorded (a person who turned it into a
 // rejection is).
 export async function recordDecisions(
@@ -191,12 +191,14 @@ export async function recordDecisions(
   events: readonly LedgerEvent[],
 ): Promise<void> {
   const { payloads, unresolved } = newDecisions(scope, state);
-  // All in one append (concurrent records of one recorder are committed together): the first
-  // decision ends the run's pause for `agent-ledger inspect`, so a crash between two appends
-  // would leave it saying no call waits on a person while one still does.
-  await Promise.all(
-    payloads.map((payload) => scope.root.record({ type: APPROVAL_EVENT_TYPE, payload })),
-  );
+  // All in one append or none (`recordAll`): the first decision ends the run's pause for
+  // `agent-ledger inspect`, so a crash between two appends, or one decision refused while the
+  // others were written (a redact function that throws for its payload), would leave it saying
+  // no call waits on a person while one still does. Concurrent `record` calls were committed
+  // together only once each was prepared: a refused payload did not stop the others.
+  await scope.root.recordAll({
+    events: payloads.map((payload) => ({ type: APPROVAL_EVENT_TYPE, payload })),
+  });
   for (const decided of unresolved) await settleUnresolved(scope, decided, events);
 }
 
