@@ -38,7 +38,13 @@ export async function commitEvents(
       // completed in place: a merged copy of each, marked prevalidated a second time, cost more
       // than any other step of the recorder on every recorded call. All before any is queued:
       // a redaction of one's metadata that throws leaves none queued.
-      for (const event of events) withDefaults(state, event);
+      for (let index = 0; index < events.length; index++) {
+        try {
+          withDefaults(state, events[index] as NewEvent);
+        } catch (error) {
+          throw events.length > 1 ? ofListedEvent(error, index, events.length) : error;
+        }
+      }
       return state.queue.commit(events, blobs);
     };
     // After an append whose outcome was unknown, the run is read back before anything is
@@ -156,4 +162,22 @@ export async function commitAllCompacted(
   }
   state.log?.wroteBlobs(blobs);
   return stored;
+}
+
+/**
+ * The error of preparing event `index` of `count` committed together (`recordAll`), saying
+ * which event it is: as it was when its path names the event (`$.events[2].payload.message`);
+ * else (a redact function that threw for its payload or metadata, at `$.redact`) the same code
+ * and path, the event's position in the message and in `details.index`, the error as `cause`.
+ */
+export function ofListedEvent(error: unknown, index: number, count: number): unknown {
+  const at = `$.events[${index}]`;
+  const path = LedgerError.isInstance(error) ? error.path : undefined;
+  if (path === undefined || path === at || path.startsWith(`${at}.`)) return error;
+  const listed = error as LedgerError;
+  return new LedgerError(
+    listed.code,
+    `${listed.message} (for ${at}, event ${index + 1} of the ${count} recorded together: none was written)`,
+    { path, cause: listed, details: { ...listed.details, index } },
+  );
 }

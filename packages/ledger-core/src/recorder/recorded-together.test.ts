@@ -113,12 +113,32 @@ describe.each(stores)("recordAll (%s)", (_, open) => {
     expect(error.details.index).toBe(1);
     expect(error.message).toContain("the redact function threw for a x.decision payload");
     expect(error.message).toContain("cannot redact call b");
-    expect(error.message).toContain("$.events[1], event 2 of the 3 given to recordAll");
+    expect(error.message).toContain("$.events[1], event 2 of the 3 recorded together");
     expect((error.cause as Error).cause).toMatchObject({ message: "cannot redact call b" });
 
     // The recorder goes on from where it was.
     const next = await recorder.record({ type: "x.note", payload: { after: true } });
     expect(next.seq).toBe(before.run.length);
+  });
+
+  it("a redact function that throws for the middle event's metadata: the same, nothing written", async () => {
+    const redact: Redaction = (value, context) => {
+      if (context.part === "metadata" && JSON.stringify(value).includes("ticket-9"))
+        throw new Error("cannot redact ticket-9");
+      return value;
+    };
+    const { store, recorder, appends } = await startedRun(open, { redact });
+    const before = await held(store);
+    const events = decisions({ callId: "b", approved: false });
+    events[1] = { ...(events[1] as NewEvent), metadata: { ticket: "ticket-9" } };
+
+    const error = await refusal(recorder.recordAll({ events }));
+    expect(await held(store)).toEqual(before);
+    expect(appends).toEqual([]);
+    expect(error).toMatchObject({ code: "invalid-argument", path: "$.redact" });
+    expect(error.details.index).toBe(1);
+    expect(error.message).toContain("cannot redact ticket-9");
+    expect(error.message).toContain("$.events[1], event 2 of the 3 recorded together");
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
-import { InvalidArgumentError, LedgerError, NotFoundError } from "../events/errors.js";
+import { InvalidArgumentError, NotFoundError } from "../events/errors.js";
 import { assertId } from "../events/ids.js";
 import type { JsonObject } from "../events/json.js";
 import type { EventType, LedgerEvent, NewEvent } from "../events/types.js";
@@ -12,6 +12,7 @@ import {
   commitAllCompacted,
   commitCompacted,
   commitEvent,
+  ofListedEvent,
 } from "./commit-event.js";
 import { isOutcomeType, outcomeKind } from "./outcome-guard.js";
 import {
@@ -173,7 +174,7 @@ export async function recordEvents(
     try {
       records.push(preparedRecord(state, event as NewEvent, at));
     } catch (error) {
-      throw ofListedEvent(error, { at, index, count: events.length });
+      throw ofListedEvent(error, index, events.length);
     }
   }
   if (records.length === 0) return [];
@@ -222,25 +223,4 @@ function preparedRecord(state: RecorderState, event: NewEvent, at: string): Comp
       path: `${at}.payload`,
     });
   return { event: copy, compact };
-}
-
-/**
- * The error of preparing event `index` of a `recordAll` list, saying which event it is: as it
- * was when its path names the event (`$.events[2].payload.message`); else (a redact function
- * that threw for it, at `$.redact`) the same code and path, the event's position in the message
- * and in `details.index`, the error as `cause`.
- */
-function ofListedEvent(
-  error: unknown,
-  where: { at: string; index: number; count: number },
-): unknown {
-  const { at, index, count } = where;
-  const path = LedgerError.isInstance(error) ? error.path : undefined;
-  if (path === undefined || path === at || path.startsWith(`${at}.`)) return error;
-  const listed = error as LedgerError;
-  return new LedgerError(
-    listed.code,
-    `${listed.message} (for ${at}, event ${index + 1} of the ${count} given to recordAll: none was written)`,
-    { path, cause: listed, details: { ...listed.details, index } },
-  );
 }
