@@ -182,9 +182,9 @@ export function undecidedInterruptions(
 }
 
 // Records the decisions a person made on the interruptions of `state`, all in one append or
-// none, and then retries (approve) or abandons (reject) the calls a crash had left unresolved. An approval the ledger's replay
-// rule gave is not a person's decision: it is not recorded (a person who turned it into a
-// rejection is).
+// none, and then retries (approve) or abandons (reject) the calls a crash had left unresolved.
+// An approval the ledger's replay rule gave is not a person's decision: it is not recorded (a
+// person who turned it into a rejection is).
 export async function recordDecisions(
   scope: LedgerScope,
   state: AnyRunState,

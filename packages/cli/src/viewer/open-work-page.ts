@@ -12,13 +12,13 @@ export const OPEN_WORK_PAGE = 100;
 export interface OpenWorkPage {
   /** Those of the sessions read that have something open, with `inspect`'s counts. */
   sessions: SessionWithOpenWork[];
-  /** How many sessions of the store's list were read (`sessions` holds those of them with work open). */
+  /** How many sessions of the store's list were read (those with something open: `sessions`). */
   checked: number;
   /** The session id to ask `after` for the next sessions; absent when every session was read. */
   nextCursor?: string;
 }
 
-/** The next `limit` sessions of the store's list after `after`, read for `sessions --unresolved`'s counts. */
+/** The next `limit` sessions of the store's list after `after`, read for their open work. */
 export async function openWorkPage(
   store: EventStore,
   query: { after?: string; limit: number },
