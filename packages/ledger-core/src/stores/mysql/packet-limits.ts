@@ -2,7 +2,6 @@ import { InvalidArgumentError, InvalidEventError } from "../../events/errors.js"
 import type { EventRow } from "../sql/rows.js";
 import { BODY_CHARS_PER_STATEMENT, blobValues } from "../sql/shared-queries.js";
 import type { BlobRow } from "../sql/sql-backend.js";
-import { serverEpochMs } from "./server-clock.js";
 
 /** Room for the statement around the values, within max_allowed_packet. */
 const packetOverhead = 64 * 1024;
@@ -63,5 +62,5 @@ export function blobChunks(rows: BlobRow[], maxPacket: number): ReturnType<typeo
       `the blob is ${row.stored.byteLength} bytes as stored (compressed), more than this server's max_allowed_packet (${maxPacket} bytes) carries in one statement (as hex, twice its size): raise max_allowed_packet`,
     );
   }
-  return blobValues(rows, budget, serverEpochMs);
+  return blobValues(rows, budget);
 }

@@ -40,7 +40,7 @@ export async function executeStep(
           .for("update");
         await tx
           .insert(blobs)
-          .values(values)
+          .values(values.map((row) => ({ ...row, touchedAt: serverEpochMs })))
           .onDuplicateKeyUpdate({ set: { touchedAt: serverEpochMs } });
       }
       return undefined;

@@ -6,7 +6,6 @@ import type { BlobRow } from "../sql/sql-backend.js";
 import type { PostgresBackendState, Tables } from "./backend-state.js";
 import { storeBlobsAfterLocks } from "./blob-stamp.js";
 import { quoteIdent } from "./quote-ident.js";
-import { serverEpochMs } from "./server-clock.js";
 import { boundDb, inTransaction } from "./transaction.js";
 
 /** `PostgresBackend.putBlobs` (its comment says how a put commits, and why). */
@@ -18,7 +17,7 @@ export async function putBlobRows(
   sessionId: string | undefined,
 ): Promise<void> {
   const { tables } = state;
-  const chunks = blobValues(rows, BLOB_BYTES_PER_STATEMENT, serverEpochMs);
+  const chunks = blobValues(rows, BLOB_BYTES_PER_STATEMENT);
   if (chunks.length === 1) {
     await db.execute(putStatement(tables, chunks[0] ?? [], durable, sessionId));
     return;

@@ -24,7 +24,7 @@ export async function executeStep(
   const { events, runs, sessions, blobs, blobRefs } = state.tables;
   switch (step.kind) {
     case "put-blobs":
-      for (const values of blobValues(step.blobs, BLOB_BYTES_PER_STATEMENT, serverEpochMs))
+      for (const values of blobValues(step.blobs, BLOB_BYTES_PER_STATEMENT))
         await tx.execute(putStatement(state.tables, values, true, undefined));
       return undefined;
     case "index-refs":

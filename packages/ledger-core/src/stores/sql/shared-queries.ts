@@ -108,23 +108,21 @@ export function chunked<T>(
 /**
  * The VALUES of the PostgreSQL and MySQL blob upserts, one list per INSERT: at most
  * ROWS_PER_STATEMENT blobs (three bind parameters each: 21,846 blobs in one INSERT were past
- * PostgreSQL's 65,535) and `bytes` stored bytes. Every row's touched_at is `touchedAt`, the
- * database's clock; the backend adds its dialect's conflict clause, which sets it again on a
- * blob already stored. The rows keep their order, which `blobRows` made key order: an INSERT
+ * PostgreSQL's 65,535) and `bytes` stored bytes. The backend stamps each row's touched_at with
+ * the database's clock once the rows it stores again are locked (a stamp taken before a wait for
+ * one was past the grace after a long wait). The rows keep their order, which `blobRows` made key order: an INSERT
  * locks its rows in the order of its VALUES, so two puts of the same blobs (a shared system
  * prompt, say) never wait on each other in a cycle.
  */
 export function blobValues(
   rows: readonly BlobRow[],
   bytes: number,
-  touchedAt: SQL,
-): { blobRef: string; content: Buffer; touchedAt: SQL }[][] {
+): { blobRef: string; content: Buffer }[][] {
   const weigh = (row: BlobRow) => row.stored.byteLength;
   return chunked(rows, ROWS_PER_STATEMENT, weigh, bytes).map((chunk) =>
     chunk.map((row) => ({
       blobRef: row.ref,
       content: bufferOf(row.stored),
-      touchedAt,
     })),
   );
 }
