@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { sha256Hex } from "../../events/canonical.js";
 import { uuidv7 } from "../../events/ids.js";
+import type { EventStore } from "../../store/event-store.js";
 import { blobExists } from "../../testing/conformance-retention.js";
+import { MysqlBackend } from "../mysql/mysql-backend.js";
+import { PostgresBackend } from "../postgres/postgres-backend.js";
 import { acrossStores } from "./testing/across-stores.js";
 import { blobRowHarness, type Hold, until } from "./testing/blob-row-harness.js";
 import type { RacerTarget } from "./testing/racer-store.js";
@@ -16,10 +19,30 @@ import type { RacerTarget } from "./testing/racer-store.js";
 
 const GRACE_MS = 300;
 
-/** How the blob is stored again: a put without a session, or an append that carries it. */
-type Path = "putBlob" | "append";
+/**
+ * How the blob is stored again: a put without a session, an append that carries it (to a new
+ * run: the transactional program), or appends gathered in one statement (group commit: the
+ * function migration 0007 installs on PostgreSQL, a block of several appends on MariaDB), one
+ * of which carries it.
+ */
+type Path = "putBlob" | "append" | "gathered appends";
+
+/**
+ * Runs the gathered appends go to, each started by the writer first (appends at a head it
+ * knows are those it gathers). The first append sent goes out at once, alone (no statement of
+ * the store runs yet); those sent with it go at the end of the turn, together: all of them on
+ * PostgreSQL, shared out over up to four statements on MariaDB (WriteCoalescer's balanced
+ * share), the first of which takes at least two once five wait. The second append carries the
+ * blob, so its statement holds several appends (checked).
+ */
+const GATHERED = 9;
 
 async function checkStamp(target: RacerTarget, path: Path, how: Hold): Promise<void> {
+  // Watched before the stores are made: a store binds the method when constructed.
+  const batches = vi.spyOn(
+    (target.kind === "postgres" ? PostgresBackend : MysqlBackend).prototype,
+    "appendAtHeads",
+  );
   const harness = await blobRowHarness(target);
   const { writer, collector } = harness;
   let blocker: Awaited<ReturnType<typeof harness.hold>> | undefined;
@@ -28,21 +51,42 @@ async function checkStamp(target: RacerTarget, path: Path, how: Hold): Promise<v
     await collector.init();
     const content = `stored again ${uuidv7()}`;
     const ref = `sha256:${sha256Hex(content)}`;
+    // PostgreSQL gathers the appends of one session, MariaDB those of any.
+    const session = `s-${uuidv7()}`;
+    const places = Array.from({ length: GATHERED }, (_, index) =>
+      target.kind === "mysql"
+        ? { sessionId: `s${index}-${uuidv7()}`, runId: "r" }
+        : { sessionId: session, runId: `r${index}` },
+    );
+    if (path === "gathered appends")
+      for (const place of places)
+        await writer.append({ ...place, expectedSeq: 0, events: [{ type: "run.started" }] });
     await writer.putBlob(content);
     await sleep(GRACE_MS + 100);
 
     blocker = await harness.hold(ref, how);
-    const stored =
-      path === "putBlob"
-        ? writer.putBlob(content)
-        : writer.append({
-            sessionId: `s-${uuidv7()}`,
-            runId: "r",
-            expectedSeq: 0,
-            events: [{ type: "run.started", evidenceRefs: [ref] }],
-            blobs: [content],
-          });
-    await until("the put waiting", async () => (await harness.waiting()) === 1);
+    const stored = storeAgain(writer, path, content, ref, places);
+    // Gathered: the statement of several appends that carries the blob waits, the call of
+    // 0007's function on PostgreSQL, on MariaDB its block's statement on the blobs table (the
+    // only blob the writer stores meanwhile). Waited for by its text: the MariaDB blocks of
+    // the other appends are counted too, for as long as they insert their events.
+    const waits =
+      path !== "gathered appends"
+        ? /(?:)/
+        : target.kind === "postgres"
+          ? /agent_ledger_append_blobs_at_heads\(/
+          : /\bblobs\b/;
+    await until("the put waiting", async () => {
+      const statements = await harness.waitingStatements();
+      return statements.length === 1 && waits.test(statements[0] ?? "");
+    });
+    if (path === "gathered appends") {
+      const carrier = batches.mock.calls.findIndex(([appends]) =>
+        appends.some((append) => append.blobs.length > 0),
+      );
+      expect(batches.mock.calls[carrier]?.[0].length, "appends with the blob's").toBeGreaterThan(1);
+      expect(batches.mock.settledResults[carrier]?.type, "their statement").toBe("incomplete");
+    }
     await sleep(GRACE_MS + 50);
     await blocker.release();
     blocker = undefined;
@@ -55,6 +99,7 @@ async function checkStamp(target: RacerTarget, path: Path, how: Hold): Promise<v
     expect(await blobExists(writer, ref), `blob kept (stamped ${age} ms before)`).toBe(true);
     expect(age, "the stamp's age right after the put, in ms").toBeLessThan(GRACE_MS);
   } finally {
+    batches.mockRestore();
     await blocker?.release();
     await writer.close();
     await collector.close();
@@ -62,7 +107,40 @@ async function checkStamp(target: RacerTarget, path: Path, how: Hold): Promise<v
   }
 }
 
-for (const path of ["putBlob", "append"] as const)
+/** Stores `content` (`ref`) again by `path`; a gathered append goes to each of `places`. */
+async function storeAgain(
+  writer: EventStore,
+  path: Path,
+  content: string,
+  ref: string,
+  places: { sessionId: string; runId: string }[],
+): Promise<void> {
+  if (path === "putBlob") await writer.putBlob(content);
+  else if (path === "append")
+    await writer.append({
+      sessionId: `s-${uuidv7()}`,
+      runId: "r",
+      expectedSeq: 0,
+      events: [{ type: "run.started", evidenceRefs: [ref] }],
+      blobs: [content],
+    });
+  else {
+    const written = await Promise.all(
+      places.map((place, index) =>
+        writer.append({
+          ...place,
+          expectedSeq: 1,
+          ...(index === 1
+            ? { events: [{ type: "x.carried", evidenceRefs: [ref] }], blobs: [content] }
+            : { events: [{ type: "x.plain" }] }),
+        }),
+      ),
+    );
+    expect(written.map((result) => result.events.length)).toEqual(places.map(() => 1));
+  }
+}
+
+for (const path of ["putBlob", "append", "gathered appends"] as const)
   for (const how of ["lock", "delete"] as const)
     await acrossStores(
       {

@@ -30,6 +30,11 @@ export interface BlobRowHarness {
   hold(ref: string, how?: Hold): Promise<{ release(): Promise<void> }>;
   /** How many of the ledger's statements wait for a row lock. */
   waiting(): Promise<number>;
+  /**
+   * The text of each of those statements: PostgreSQL's statement as sent (a function's call),
+   * MariaDB's statement running inside a block (not the block's text).
+   */
+  waitingStatements(): Promise<string[]>;
   /** How long ago, on the server's clock, blob `ref` was stamped (touched_at); undefined: gone. */
   stampAgeMs(ref: string): Promise<number | undefined>;
   close(): Promise<void>;
@@ -47,6 +52,14 @@ async function postgresHarness(target: RacerTarget): Promise<BlobRowHarness> {
   const collectorDeadlocks = watchPostgresDeadlocks(collectorPool);
   const admin = new pg.Client({ connectionString: target.location });
   await admin.connect();
+  const waitingStatements = async () => {
+    const result = await admin.query<{ query: string }>(
+      `SELECT query FROM pg_stat_activity
+      WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+      [`"${schema}"`],
+    );
+    return result.rows.map((row) => row.query);
+  };
   return {
     writer: new PostgresEventStore({ pool: writerPool, schema }),
     collector: new PostgresEventStore({ pool: collectorPool, schema }),
@@ -68,14 +81,8 @@ async function postgresHarness(target: RacerTarget): Promise<BlobRowHarness> {
         },
       };
     },
-    async waiting() {
-      const result = await admin.query<{ count: string }>(
-        `SELECT count(*) FROM pg_stat_activity
-        WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
-        [`"${schema}"`],
-      );
-      return Number(result.rows[0]?.count);
-    },
+    waiting: async () => (await waitingStatements()).length,
+    waitingStatements,
     async stampAgeMs(ref) {
       const result = await admin.query<{ age: string }>(
         `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint - touched_at AS age
@@ -99,6 +106,17 @@ async function mysqlHarness(target: RacerTarget): Promise<BlobRowHarness> {
   const deadlocks = watchMysqlDeadlocks(writerPool);
   const collectorDeadlocks = watchMysqlDeadlocks(collectorPool);
   const admin = await mysql.createConnection({ uri: target.location });
+  const waitingStatements = async () => {
+    const [rows] = await admin.query(
+      // A write of the ledger's blob rows still running: one waiting for a row lock. A block
+      // the store keeps prepared (a put of a few blobs, an append block) runs as Execute.
+      `SELECT INFO AS statement FROM information_schema.PROCESSLIST
+      WHERE DB = ? AND COMMAND IN ('Query', 'Execute') AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %'
+        OR INFO LIKE 'select % for update')`,
+      [database],
+    );
+    return (rows as { statement: string }[]).map((row) => row.statement);
+  };
   return {
     writer: new MysqlEventStore({ pool: writerPool }),
     collector: new MysqlEventStore({ pool: collectorPool }),
@@ -120,17 +138,8 @@ async function mysqlHarness(target: RacerTarget): Promise<BlobRowHarness> {
         },
       };
     },
-    async waiting() {
-      const [rows] = await admin.query(
-        // A write of the ledger's blob rows still running: one waiting for a row lock. A
-        // block the store keeps prepared (a put of a few blobs) runs as Execute.
-        `SELECT count(*) AS waiting FROM information_schema.PROCESSLIST
-        WHERE DB = ? AND COMMAND IN ('Query', 'Execute') AND (INFO LIKE 'insert into %' OR INFO LIKE 'delete from %'
-          OR INFO LIKE 'select % for update')`,
-        [database],
-      );
-      return Number((rows as { waiting: number }[])[0]?.waiting);
-    },
+    waiting: async () => (await waitingStatements()).length,
+    waitingStatements,
     async stampAgeMs(ref) {
       const [rows] = await admin.query(
         `SELECT (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
