@@ -20,12 +20,13 @@ import type { RacerTarget } from "./testing/racer-store.js";
 const GRACE_MS = 300;
 
 /**
- * How the blob is stored again: a put without a session, an append that carries it (to a new
- * run: the transactional program), or appends gathered in one statement (group commit: the
- * function migration 0007 installs on PostgreSQL, a block of several appends on MariaDB), one
- * of which carries it.
+ * How the blob is stored again: a put without a session, an append that carries it to a new
+ * run (the transactional program) or to a run at the head the writer knows (its one statement:
+ * PostgreSQL's append statement, MariaDB's block), or appends gathered in one statement (group
+ * commit: the function migration 0007 installs on PostgreSQL, a block of several appends on
+ * MariaDB), one of which carries it.
  */
-type Path = "putBlob" | "append" | "gathered appends";
+type Path = "putBlob" | "append" | "append at its head" | "gathered appends";
 
 /**
  * Runs the gathered appends go to, each started by the writer first (appends at a head it
@@ -58,33 +59,35 @@ async function checkStamp(target: RacerTarget, path: Path, how: Hold): Promise<v
         ? { sessionId: `s${index}-${uuidv7()}`, runId: "r" }
         : { sessionId: session, runId: `r${index}` },
     );
-    if (path === "gathered appends")
-      for (const place of places)
-        await writer.append({ ...place, expectedSeq: 0, events: [{ type: "run.started" }] });
+    const started =
+      path === "gathered appends"
+        ? places
+        : path === "append at its head"
+          ? places.slice(0, 1)
+          : [];
+    for (const place of started)
+      await writer.append({ ...place, expectedSeq: 0, events: [{ type: "run.started" }] });
     await writer.putBlob(content);
     await sleep(GRACE_MS + 100);
 
     blocker = await harness.hold(ref, how);
     const stored = storeAgain(writer, path, content, ref, places);
-    // Gathered: the statement of several appends that carries the blob waits, the call of
-    // 0007's function on PostgreSQL, on MariaDB its block's statement on the blobs table (the
-    // only blob the writer stores meanwhile). Waited for by its text: the MariaDB blocks of
-    // the other appends are counted too, for as long as they insert their events.
-    const waits =
-      path !== "gathered appends"
-        ? /(?:)/
-        : target.kind === "postgres"
-          ? /agent_ledger_append_blobs_at_heads\(/
-          : /\bblobs\b/;
+    // Waited for by its text: the MariaDB blocks of the other gathered appends are counted
+    // too, for as long as they insert their events.
+    const waits = waitingStatement(target, path);
     await until("the put waiting", async () => {
       const statements = await harness.waitingStatements();
       return statements.length === 1 && waits.test(statements[0] ?? "");
     });
-    if (path === "gathered appends") {
+    if (path === "gathered appends" || path === "append at its head") {
+      // The blob's append went out with others (gathered) or alone, its statement still running.
       const carrier = batches.mock.calls.findIndex(([appends]) =>
         appends.some((append) => append.blobs.length > 0),
       );
-      expect(batches.mock.calls[carrier]?.[0].length, "appends with the blob's").toBeGreaterThan(1);
+      const appends = batches.mock.calls[carrier]?.[0].length;
+      if (path === "gathered appends")
+        expect(appends, "appends with the blob's").toBeGreaterThan(1);
+      else expect(appends, "appends with the blob's").toBe(1);
       expect(batches.mock.settledResults[carrier]?.type, "their statement").toBe("incomplete");
     }
     await sleep(GRACE_MS + 50);
@@ -107,7 +110,21 @@ async function checkStamp(target: RacerTarget, path: Path, how: Hold): Promise<v
   }
 }
 
-/** Stores `content` (`ref`) again by `path`; a gathered append goes to each of `places`. */
+/**
+ * The statement that waits for the blob's row, by its text, on the one-statement paths: on
+ * MariaDB the block's statement on the blobs table (the only blob the writer stores meanwhile);
+ * on PostgreSQL the append's statement, or the call of 0007's function.
+ */
+function waitingStatement(target: RacerTarget, path: Path): RegExp {
+  if (path !== "gathered appends" && path !== "append at its head") return /(?:)/;
+  if (target.kind === "mysql") return /\bblobs\b/;
+  return path === "gathered appends" ? /agent_ledger_append_blobs_at_heads\(/ : /^WITH h AS/;
+}
+
+/**
+ * Stores `content` (`ref`) again by `path`; a gathered append goes to each of `places`, an
+ * append at its head to the first.
+ */
 async function storeAgain(
   writer: EventStore,
   path: Path,
@@ -116,6 +133,13 @@ async function storeAgain(
   places: { sessionId: string; runId: string }[],
 ): Promise<void> {
   if (path === "putBlob") await writer.putBlob(content);
+  else if (path === "append at its head")
+    await writer.append({
+      ...(places[0] as { sessionId: string; runId: string }),
+      expectedSeq: 1,
+      events: [{ type: "x.carried", evidenceRefs: [ref] }],
+      blobs: [content],
+    });
   else if (path === "append")
     await writer.append({
       sessionId: `s-${uuidv7()}`,
@@ -140,7 +164,7 @@ async function storeAgain(
   }
 }
 
-for (const path of ["putBlob", "append", "gathered appends"] as const)
+for (const path of ["putBlob", "append", "append at its head", "gathered appends"] as const)
   for (const how of ["lock", "delete"] as const)
     await acrossStores(
       {
