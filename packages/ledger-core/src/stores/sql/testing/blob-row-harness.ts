@@ -3,7 +3,9 @@ import mysql from "mysql2/promise";
 import pg from "pg";
 import type { EventStore } from "../../../store/event-store.js";
 import { MysqlEventStore } from "../../mysql/index.js";
+import { SERVER_EPOCH_MS as MYSQL_EPOCH_MS } from "../../mysql/server-clock.js";
 import { PostgresEventStore } from "../../postgres/index.js";
+import { SERVER_EPOCH_MS as PG_EPOCH_MS } from "../../postgres/server-clock.js";
 import {
   type DeadlockWatch,
   watchMysqlDeadlocks,
@@ -35,8 +37,10 @@ export interface BlobRowHarness {
    * MariaDB's statement running inside a block (not the block's text).
    */
   waitingStatements(): Promise<string[]>;
-  /** How long ago, on the server's clock, blob `ref` was stamped (touched_at); undefined: gone. */
-  stampAgeMs(ref: string): Promise<number | undefined>;
+  /** Now on the server's clock, in epoch ms, as the stores stamp blobs. */
+  nowMs(): Promise<number>;
+  /** Blob `ref`'s stamp (touched_at, epoch ms on the server's clock); undefined: gone. */
+  stampMs(ref: string): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -83,14 +87,17 @@ async function postgresHarness(target: RacerTarget): Promise<BlobRowHarness> {
     },
     waiting: async () => (await waitingStatements()).length,
     waitingStatements,
-    async stampAgeMs(ref) {
-      const result = await admin.query<{ age: string }>(
-        `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint - touched_at AS age
-        FROM "${schema}".blobs WHERE blob_ref = $1`,
+    async nowMs() {
+      const result = await admin.query<{ now: string }>(`SELECT ${PG_EPOCH_MS} AS now`);
+      return Number(result.rows[0]?.now);
+    },
+    async stampMs(ref) {
+      const result = await admin.query<{ stamp: string }>(
+        `SELECT touched_at AS stamp FROM "${schema}".blobs WHERE blob_ref = $1`,
         [ref],
       );
-      const age = result.rows[0]?.age;
-      return age === undefined ? undefined : Number(age);
+      const stamp = result.rows[0]?.stamp;
+      return stamp === undefined ? undefined : Number(stamp);
     },
     async close() {
       await admin.end();
@@ -140,14 +147,16 @@ async function mysqlHarness(target: RacerTarget): Promise<BlobRowHarness> {
     },
     waiting: async () => (await waitingStatements()).length,
     waitingStatements,
-    async stampAgeMs(ref) {
-      const [rows] = await admin.query(
-        `SELECT (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
-          - touched_at AS age FROM blobs WHERE blob_ref = ?`,
-        [ref],
-      );
-      const age = (rows as { age: number | string }[])[0]?.age;
-      return age === undefined ? undefined : Number(age);
+    async nowMs() {
+      const [rows] = await admin.query(`SELECT ${MYSQL_EPOCH_MS} AS now`);
+      return Number((rows as { now: number | string }[])[0]?.now);
+    },
+    async stampMs(ref) {
+      const [rows] = await admin.query("SELECT touched_at AS stamp FROM blobs WHERE blob_ref = ?", [
+        ref,
+      ]);
+      const stamp = (rows as { stamp: number | string }[])[0]?.stamp;
+      return stamp === undefined ? undefined : Number(stamp);
     },
     async close() {
       await admin.end();
