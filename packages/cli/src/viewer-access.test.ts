@@ -45,7 +45,9 @@ describe("agent-ledger serve: access rules", () => {
         .poll(() => server.errors())
         .toContain("agent-ledger: warning: serving on 0.0.0.0 over plain HTTP");
       const base = `http://127.0.0.1:${printed.port}`;
-      expect((await fetch(`${base}/api/sessions`)).status).toBe(401);
+      // Every route that reads the ledger, the sessions with something open included.
+      for (const path of ["/api/sessions", "/api/open-work", "/api/session?id=s"])
+        expect((await fetch(`${base}${path}`)).status, path).toBe(401);
       expect((await fetch(`${base}/`)).status).toBe(401);
       expect((await fetch(`${base}/api/sessions?token=wrong-token-value`)).status).toBe(401);
       const ok = await fetch(`${base}/api/sessions`, {
@@ -53,6 +55,10 @@ describe("agent-ledger serve: access rules", () => {
       });
       expect(ok.status).toBe(200);
       expect(ok.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
+      const open = await fetch(`${base}/api/open-work`, {
+        headers: { Authorization: "Bearer s3cret-token-value" },
+      });
+      expect(open.status).toBe(200);
       const page = await fetch(`${base}/?token=s3cret-token-value`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<script type="module" src="app.js"></script>');
