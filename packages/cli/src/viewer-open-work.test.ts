@@ -31,6 +31,10 @@ describe.skipIf(!haveChromium)("the viewer's page of sessions with something ope
     const { page, errors } = await openWorkPage();
     await page.locator('[data-testid="nothing-open"]').waitFor();
     expect(await status(page)).toBe("Read all 1 session: 0 with something open.");
+    // Said once to a screen reader (the page's polite status line), when all is read.
+    expect(await page.locator("#announce").textContent()).toBe(
+      "Read all 1 session: 0 with something open.",
+    );
     expect(await page.locator('[data-testid="open-sessions"]').count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
@@ -51,6 +55,9 @@ describe.skipIf(!haveChromium)("the viewer's page of sessions with something ope
     expect(await page.locator('[data-testid="open-error"]').textContent()).toMatch(
       /^Could not read more sessions: .+ try again$/,
     );
+    expect(await page.locator("#announce").textContent()).toMatch(
+      /^Could not read more sessions: /,
+    );
     // What the first request found stays shown.
     expect(await status(page)).toBe(
       `Reading… ${OPEN_WORK_PAGE} sessions read, 4 with something open.`,
@@ -60,6 +67,9 @@ describe.skipIf(!haveChromium)("the viewer's page of sessions with something ope
       .poll(() => status(page))
       .toBe(`Read all ${OPEN_WORK_PAGE + 11} sessions: 5 with something open.`);
     expect(await page.locator('[data-testid="open-error"]').count()).toBe(0);
+    expect(await page.locator("#announce").textContent()).toBe(
+      `Read all ${OPEN_WORK_PAGE + 11} sessions: 5 with something open.`,
+    );
     const rows = page.locator('[data-testid="open-sessions"] tbody tr');
     const cells = await rows.evaluateAll((trs) =>
       trs.map((tr) => {

@@ -40,7 +40,7 @@ async function route() {
       view = session;
       await session.start();
     } else if (location.hash === OPEN_LINK) {
-      await showOpenSessions(main, isCurrent);
+      await showOpenSessions(main, isCurrent, announce);
     } else {
       await showSessions(main, isCurrent);
     }

@@ -18,8 +18,9 @@ function sessionRow(session) {
 }
 
 // Draws the list into `main`, reading on until every session is read (`isCurrent`: false once
-// the person moved on, which stops it).
-export async function showOpenSessions(main, isCurrent) {
+// the person moved on, which stops it). `announce`, the page's polite status line, says the
+// outcome once (all read, or a request failed), not each request's progress.
+export async function showOpenSessions(main, isCurrent, announce) {
   const body = el("tbody");
   const table = sessionsTable("open-sessions", ["session", "events", "updated", "open"], body);
   table.hidden = true;
@@ -55,6 +56,7 @@ export async function showOpenSessions(main, isCurrent) {
       } catch (error) {
         if (!isCurrent()) return;
         setText(failure, `Could not read more sessions: ${error.message}`);
+        if (announce) setText(announce, failure.textContent);
         failure.append(" ", retry);
         status.after(failure);
         return;
@@ -68,6 +70,7 @@ export async function showOpenSessions(main, isCurrent) {
       say(after === undefined);
       if (after === undefined) break;
     }
+    if (announce) setText(announce, status.textContent);
     if (found === 0)
       table.replaceWith(
         el("p", {
