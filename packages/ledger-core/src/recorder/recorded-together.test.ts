@@ -1,14 +1,12 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import { LedgerError } from "../events/errors.js";
 import type { JsonValue } from "../events/json.js";
 import type { Actor, NewEvent } from "../events/types.js";
 import type { AppendRequest, EventStore } from "../store/event-store.js";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun, readWholeSession } from "../store/read-all.js";
-import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { memoryAndSqlite } from "./memory-and-sqlite.test.data.js";
 import type { Redaction } from "./redact.js";
 import { SessionRecorder } from "./session-recorder.js";
 
@@ -21,18 +19,7 @@ const address = { sessionId: "s1", runId: "r1" };
 /** 50 KB: far over the default threshold (4096 bytes). */
 const long = "lorem ipsum ".repeat(4200);
 
-let files = 0;
-const stores: [string, () => Promise<EventStore>][] = [
-  ["memory", async () => new MemoryEventStore()],
-  [
-    "sqlite",
-    async () => {
-      const store = new SqliteEventStore({ path: join(dir, `together-${++files}.db`) });
-      await store.init();
-      return store;
-    },
-  ],
-];
+const stores = memoryAndSqlite(dir);
 
 /**
  * `store` with every append it is asked for noted (in order), and, while `loseReplies` is above

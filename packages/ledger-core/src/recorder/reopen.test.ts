@@ -1,12 +1,11 @@
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { LedgerError, StoreUnavailableError } from "../events/errors.js";
 import { verifyRun } from "../inspect/verify-run.js";
 import type { EventStore } from "../store/event-store.js";
 import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { memoryAndSqlite } from "./memory-and-sqlite.test.data.js";
 import { actor, address, phases, request } from "./reopen.test.data.js";
 import { RunLog, setRunLogBudget } from "./run-log.js";
 import { SessionRecorder } from "./session-recorder.js";
@@ -65,17 +64,7 @@ async function continuation(recorder: SessionRecorder, store: EventStore) {
   };
 }
 
-const stores: [string, () => Promise<EventStore>][] = [
-  ["memory", async () => new MemoryEventStore()],
-  [
-    "SQLite",
-    async () => {
-      const store = new SqliteEventStore({ path: join(dir, `${crypto.randomUUID()}.db`) });
-      await store.init();
-      return store;
-    },
-  ],
-];
+const stores = memoryAndSqlite(dir);
 
 describe.each(stores)("reopen (%s store)", (_name, open) => {
   it("continues the run as a fresh resume does, after pauses, failures, decisions, retries and child runs", async () => {

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
@@ -6,10 +5,9 @@ import type { Actor, LedgerEvent } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { messageHistory } from "../projections/message-history.js";
 import type { EventStore } from "../store/event-store.js";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { memoryAndSqlite } from "./memory-and-sqlite.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 // §8: payloads above the threshold go to the blob store, not only a call's. A run's input and
@@ -23,18 +21,7 @@ const noBlob = `sha256:${"9".repeat(64)}`;
 /** 50 KB: far over the default threshold (4096 bytes). */
 const long = "lorem ipsum ".repeat(4200);
 
-let files = 0;
-const stores: [string, () => Promise<EventStore>][] = [
-  ["memory", async () => new MemoryEventStore()],
-  [
-    "sqlite",
-    async () => {
-      const store = new SqliteEventStore({ path: join(dir, `run-blobs-${++files}.db`) });
-      await store.init();
-      return store;
-    },
-  ],
-];
+const stores = memoryAndSqlite(dir);
 
 /** A large string, a large object and a user object with a `$ledger` key of its own. */
 function payload(tag: string): JsonObject {

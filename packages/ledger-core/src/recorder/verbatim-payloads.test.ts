@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveEvents } from "../compact/resolve.js";
 import { hashJson } from "../events/canonical.js";
@@ -6,11 +5,9 @@ import type { JsonObject } from "../events/json.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
 import { toAtif } from "../projections/to-atif.js";
-import type { EventStore } from "../store/event-store.js";
-import { MemoryEventStore } from "../store/memory-store.js";
 import { readWholeRun } from "../store/read-all.js";
-import { SqliteEventStore } from "../stores/sqlite/index.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
+import { memoryAndSqlite } from "./memory-and-sqlite.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 // A user object with a `$ledger` key of its own is data: every payload the recorder writes must
@@ -21,18 +18,7 @@ const actor: Actor = { type: "agent", id: "planner" };
 const address = { sessionId: "s1", runId: "r1" };
 const noBlob = `sha256:${"9".repeat(64)}`;
 
-let files = 0;
-const stores: [string, () => Promise<EventStore>][] = [
-  ["memory", async () => new MemoryEventStore()],
-  [
-    "sqlite",
-    async () => {
-      const store = new SqliteEventStore({ path: join(dir, `verbatim-${++files}.db`) });
-      await store.init();
-      return store;
-    },
-  ],
-];
+const stores = memoryAndSqlite(dir);
 
 /** Objects shaped like every marker, one naming a blob the store holds. */
 function tricky(realRef: string): JsonObject {
