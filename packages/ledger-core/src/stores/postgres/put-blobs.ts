@@ -1,9 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { NodePgDatabase } from "drizzle-orm/node-postgres";
-import { getTableConfig } from "drizzle-orm/pg-core";
 import { BLOB_BYTES_PER_STATEMENT, blobValues } from "../sql/shared-queries.js";
 import type { BlobRow } from "../sql/sql-backend.js";
-import type { PostgresBackendState, Tables } from "./backend-state.js";
+import type { PostgresBackendState } from "./backend-state.js";
 import { storeBlobsAfterLocks } from "./blob-stamp.js";
 import { quoteIdent } from "./quote-ident.js";
 import { boundDb, inTransaction } from "./transaction.js";
@@ -16,10 +15,9 @@ export async function putBlobRows(
   durable: boolean,
   sessionId: string | undefined,
 ): Promise<void> {
-  const { tables } = state;
   const chunks = blobValues(rows, BLOB_BYTES_PER_STATEMENT);
   if (chunks.length === 1) {
-    await db.execute(putStatement(tables, chunks[0] ?? [], durable, sessionId));
+    await db.execute(putStatement(state, chunks[0] ?? [], durable, sessionId));
     return;
   }
   // The setting made by the first statement holds until the transaction's commit. The store's
@@ -28,21 +26,20 @@ export async function putBlobRows(
   await inTransaction(state, async (client) => {
     const tx = boundDb(state, client);
     for (const [index, values] of chunks.entries())
-      await tx.execute(putStatement(tables, values, durable || index > 0, sessionId));
+      await tx.execute(putStatement(state, values, durable || index > 0, sessionId));
   });
 }
 
 /** One chunk's blobs and claims in one statement; `durable` false: an asynchronous commit. */
 export function putStatement(
-  tables: Tables,
+  state: PostgresBackendState,
   values: ReturnType<typeof blobValues>[number],
   durable: boolean,
   sessionId: string | undefined,
 ): SQL {
-  const { blobs, blobRefs } = tables;
-  const { schema, name } = getTableConfig(blobs);
-  const blobsTable =
-    schema === undefined ? quoteIdent(name) : `${quoteIdent(schema)}.${quoteIdent(name)}`;
+  const { blobRefs } = state.tables;
+  // Named as the one-statement append names it (append-queries.ts).
+  const blobsTable = `${quoteIdent(state.schema)}."blobs"`;
   const parts: SQL[] = [];
   if (!durable) parts.push(sql`a AS (SELECT set_config('synchronous_commit', 'off', true))`);
   // The rows once, as `v`: the locks and the upsert both read them (storeBlobsAfterLocks).

@@ -25,7 +25,7 @@ export async function executeStep(
   switch (step.kind) {
     case "put-blobs":
       for (const values of blobValues(step.blobs, BLOB_BYTES_PER_STATEMENT))
-        await tx.execute(putStatement(state.tables, values, true, undefined));
+        await tx.execute(putStatement(state, values, true, undefined));
       return undefined;
     case "index-refs":
       for (const refs of chunked(step.refs))
