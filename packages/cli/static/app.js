@@ -4,6 +4,7 @@
 // page's words and its direction controls escaped (dom.js): a payload holding <script> or HTML
 // is shown as text and never runs or renders as markup.
 import { api, el, sentence } from "./dom.js";
+import { OPEN_LINK } from "./format.js";
 import { showOpenSessions } from "./open-sessions.js";
 import { SessionView } from "./session-view.js";
 import { showSessions } from "./sessions-list.js";
@@ -17,8 +18,6 @@ let view = { stop() {} };
 // (a link sent to a colleague): each part encoded, so the first `/event/` ends the session id.
 const EVENT_LINK = /^#\/session\/(.+?)\/event\/([^/]+)$/;
 const SESSION_LINK = /^#\/session\/(.+)$/;
-// The sessions with something open (`agent-ledger sessions --unresolved`).
-const OPEN_LINK = "#/open";
 
 // Each navigation has a number: a page that answers after the person moved on draws nothing.
 let navigation = 0;

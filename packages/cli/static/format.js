@@ -64,6 +64,9 @@ export function outcomeText(outcome) {
     : outcome;
 }
 
+// The page of sessions with something open (open-sessions.js): the sessions list links to it.
+export const OPEN_LINK = "#/open";
+
 export function sessionHref(sessionId) {
   return `#/session/${encodeURIComponent(sessionId)}`;
 }

@@ -1,6 +1,6 @@
 // The sessions list: a page at a time (by session id); "more sessions" fetches the next one.
 import { api, el } from "./dom.js";
-import { sessionHref } from "./format.js";
+import { OPEN_LINK, sessionHref } from "./format.js";
 
 // A session's id as the link to its page: the first cell of a row of sessions.
 export function sessionLinkCell(sessionId) {
@@ -61,7 +61,7 @@ export async function showSessions(main, isCurrent) {
     el(
       "p",
       {},
-      el("a", { text: "Sessions with something open", href: "#/open", testId: "open-link" }),
+      el("a", { text: "Sessions with something open", href: OPEN_LINK, testId: "open-link" }),
       " (calls in flight, runs paused or open)",
     ),
     first.sessions.length === 0
