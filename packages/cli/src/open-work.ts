@@ -23,7 +23,7 @@ export type SessionWithOpenWork = SessionSummary & OpenWork;
  * The counts of `inspection` as `inspect`'s first line says them: a call a pause keeps open is
  * counted with its paused run, not as unresolved (it was not lost in a crash).
  */
-export function openWorkOf(inspection: SessionInspection): OpenWork {
+function openWorkOf(inspection: SessionInspection): OpenWork {
   const steps = nextSteps(inspection);
   return {
     unresolved: steps.filter((step) => step.action !== "awaiting-decision").length,
@@ -33,7 +33,7 @@ export function openWorkOf(inspection: SessionInspection): OpenWork {
 }
 
 /** True when a person would find something to look at: any count above zero. */
-export function hasOpenWork(work: OpenWork): boolean {
+function hasOpenWork(work: OpenWork): boolean {
   return work.unresolved + work.paused + work.openRuns > 0;
 }
 
@@ -42,7 +42,7 @@ export function hasOpenWork(work: OpenWork): boolean {
  * event once read: deleted meanwhile (`prune` or `delete` in another process), so what was read
  * of it may stop part way, with runs left open and calls in flight that were not.
  */
-export async function sessionOpenWork(
+async function sessionOpenWork(
   store: EventStore,
   session: SessionSummary,
 ): Promise<SessionWithOpenWork | undefined> {
