@@ -189,6 +189,49 @@ describe("resumeRun after a crash", () => {
     expect((await inspectSession(store, "s")).unresolved).toEqual([]);
   });
 
+  test("a crash between a person's rejection of a call in flight and its abandonment: the next process abandons it with the person's message, asking nobody", async () => {
+    // The first process dies inside the charge. A second one asks about the charge, a person
+    // rejects it with a message, and it dies right after the decision is recorded: the charge's
+    // attempt, in flight since the first crash, is not abandoned yet.
+    const { store, second } = await ledgers.crashedTwice(
+      "shop: dies inside charge",
+      "shop resumed, charge rejected with a message: dies after the decision is recorded",
+    );
+    expect(second.interruptions.map((item) => item.name)).toEqual(["charge"]);
+    const [charge] = (await inspectSession(store, "s")).unresolved;
+    expect(charge?.name).toBe("charge");
+    const decisions = (await readWholeSession(store, "s")).filter(
+      (event) => event.type === APPROVAL_EVENT_TYPE,
+    );
+    expect(decisions.map((event) => event.payload)).toEqual([
+      {
+        callId: expect.any(String),
+        toolName: "charge",
+        approved: false,
+        attemptId: charge?.attemptId,
+        message: PHONE_REJECTION,
+      },
+    ]);
+
+    // A third process goes on with the recorded decision: nobody is asked, the charge does not
+    // run, its attempt is abandoned with the person's message, and the model reads that message.
+    const third = fixture();
+    third.model.calls = 2;
+    const result = await resumeRun(third.main, runOptions(store, third.model));
+    expect(result).toMatchObject({ status: "completed", finalOutput: "not sold" });
+    expect(third.effects).toEqual([]);
+    expect(JSON.stringify(third.model.requests[0])).toContain(PHONE_REJECTION);
+    const events = await readWholeSession(store, "s");
+    const abandoned = events.filter((event) => event.type === "attempt.abandoned");
+    expect(abandoned).toHaveLength(1);
+    expect(abandoned[0]).toMatchObject({
+      attemptId: charge?.attemptId,
+      payload: { reason: PHONE_REJECTION },
+    });
+    expect(events.filter((event) => event.type === APPROVAL_EVENT_TYPE)).toHaveLength(1);
+    expect((await inspectSession(store, "s")).unresolved).toEqual([]);
+  });
+
   test("an unresolved idempotent tool call runs again by itself", async () => {
     // Dies inside the lookup, after it looked up.
     const { store } = await ledgers.crashed("shop: dies inside lookup");

@@ -33,6 +33,22 @@ const shopApprovedDyingAfter =
     await resumeRun(first.main, { ...runOptions(child.dyingAfter(when), first.model), state });
   };
 
+// A second process, on the ledger "shop: dies inside charge" left: it asks about the charge, a
+// person rejects it with PHONE_REJECTION, and it dies right after the first event matching
+// `when` while the run goes on.
+const shopResumedRejectedDyingAfter =
+  (when: EventTest): Scenario =>
+  async (child) => {
+    const second = fixture({ afterEffect: child.afterEffect() });
+    child.watch(second.model);
+    const paused = await resumeRun(second.main, runOptions(child.store, second.model));
+    child.asked(paused.interruptions);
+    const { state, item } = firstInterruption(paused);
+    state.reject(item, { message: PHONE_REJECTION });
+    second.model.calls = 2;
+    await resumeRun(second.main, { ...runOptions(child.dyingAfter(when), second.model), state });
+  };
+
 // A plain SDK run pauses at the charge; a person approves it and the run goes on under the
 // ledger from that RunState (runWithLedger's input), dying inside the charge (`dieAfter`) or in
 // model call `dieInCall`.
@@ -82,19 +98,12 @@ export const APPROVAL_CRASH_SCENARIOS = {
     isType(APPROVAL_EVENT_TYPE),
   ),
   "shop, charge approved: dies inside charge": shopApprovedDyingAfter(() => false, "charge 7"),
-  // A second process, on the ledger "shop: dies inside charge" left: it asks about the charge,
-  // a person rejects it with PHONE_REJECTION, and it dies right after the model answered that.
-  "shop resumed, charge rejected with a message: dies after the next model call": async (child) => {
-    const second = fixture({ afterEffect: child.afterEffect() });
-    child.watch(second.model);
-    const paused = await resumeRun(second.main, runOptions(child.store, second.model));
-    child.asked(paused.interruptions);
-    const { state, item } = firstInterruption(paused);
-    state.reject(item, { message: PHONE_REJECTION });
-    second.model.calls = 2;
-    const store = child.dyingAfter(isType("model.completed"));
-    await resumeRun(second.main, { ...runOptions(store, second.model), state });
-  },
+  "shop resumed, charge rejected with a message: dies after the next model call":
+    shopResumedRejectedDyingAfter(isType("model.completed")),
+  // The same rejection; the process dies right after the decision is recorded, before the
+  // charge's attempt (in flight since the first crash) is abandoned.
+  "shop resumed, charge rejected with a message: dies after the decision is recorded":
+    shopResumedRejectedDyingAfter(isType(APPROVAL_EVENT_TYPE)),
   // A person approved the delete of /a and rejected the one of /b; dies while /a is deleted.
   "deleting, /a approved and /b rejected: dies inside the delete of /a": deletingDecidedDying({
     effect: "/a",
