@@ -105,6 +105,9 @@ function describeUnresolved(attempt: AttemptView): string {
   return `  - ${what} ${args}\n    requested at ${time(attempt.requestedAt)} (run ${attempt.runId}, seq ${attempt.requestSeq}) and never finished: the process died while it was in flight.\n    ${verdict}`;
 }
 
+/** `1 call`, `4 calls`. */
+const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`;
+
 const row = (label: string, counts: Counts) =>
   `  ${label.padEnd(24)} model calls ${String(counts.modelCalls).padStart(2)}   emails sent ${String(counts.emailsSent).padStart(2)}   notes written ${String(counts.notesWritten).padStart(2)}`;
 
@@ -124,9 +127,11 @@ const completed = result.atCrash.runs
   .flatMap((run) => run.steps.flatMap((step) => step.attempts))
   .filter((attempt) => attempt.status === "completed");
 console.log(
-  `   ${completed.length} calls finished before the crash: ${completed.map((attempt) => attempt.name ?? attempt.kind).join(", ")}`,
+  `   ${counted(completed.length, "call")} finished before the crash: ${completed.map((attempt) => attempt.name ?? attempt.kind).join(", ")}`,
 );
-console.log(`   ${result.atCrash.unresolved.length} call(s) went out and never came back:`);
+console.log(
+  `   ${counted(result.atCrash.unresolved.length, "call")} went out and never came back:`,
+);
 for (const attempt of result.atCrash.unresolved) console.log(describeUnresolved(attempt));
 
 console.log("\n3. A new process resumes the same run from its input:");
@@ -140,7 +145,7 @@ const retried = result.resumeLog
   .filter((message) => message.kind === "tool-retried")
   .map((message) => message.name);
 console.log(
-  `   ${replayedModels} model call(s) answered from the ledger (not paid again); tools answered from the ledger: ${replayedTools.join(", ") || "none"}`,
+  `   ${counted(replayedModels, "model call")} answered from the ledger (not paid again); tools answered from the ledger: ${replayedTools.join(", ") || "none"}`,
 );
 console.log(`   retried because idempotent: ${retried.join(", ") || "none"}`);
 console.log(
