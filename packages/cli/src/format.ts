@@ -13,6 +13,11 @@ export function formatDuration(ms: number | undefined): string {
 }
 
 /** "1 byte", "1023 bytes", "1.5 KiB (1536 bytes)", up to GiB: the exact count stays. */
+/** "1 run", "2 runs": a count and its noun, singular for one. */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
   const [size, unit] =

@@ -1,4 +1,5 @@
 import { type RunView, runsInTreeOrder, type SessionInspection } from "@agent-ledger/core";
+import { counted } from "./format.js";
 import { waitingWithPause } from "./paused-runs.js";
 
 /**
@@ -18,7 +19,7 @@ const NEXT =
 
 /** What the list of open runs is headed with (inspect and the viewer). */
 export function openRunsHeading(open: readonly OpenRun[]): string {
-  const runs = `${open.length} run${open.length === 1 ? "" : "s"}`;
+  const runs = counted(open.length, "run");
   return `○ ${runs} open with nothing in flight: inspect cannot tell a run whose process is still at work from one whose process died (after a decision with agent-ledger resolve, say)`;
 }
 

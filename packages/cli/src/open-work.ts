@@ -1,4 +1,5 @@
 import type { EventStore, SessionInspection, SessionSummary } from "@agent-ledger/core";
+import { counted } from "./format.js";
 import { inspectForDecision, nextSteps } from "./next-steps.js";
 import { openRuns } from "./open-runs.js";
 import { pausedRuns } from "./paused-runs.js";
@@ -72,6 +73,6 @@ export function openWorkText(work: OpenWork): string {
   const parts: string[] = [];
   if (work.unresolved > 0) parts.push(`${work.unresolved} unresolved`);
   if (work.paused > 0) parts.push(`${work.paused} paused`);
-  if (work.openRuns > 0) parts.push(`${work.openRuns} open run${work.openRuns === 1 ? "" : "s"}`);
+  if (work.openRuns > 0) parts.push(counted(work.openRuns, "open run"));
   return parts.join(", ");
 }

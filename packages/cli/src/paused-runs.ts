@@ -6,7 +6,7 @@ import {
   type SessionInspection,
 } from "@agent-ledger/core";
 import { attemptKey } from "./attempt-key.js";
-import { preview } from "./format.js";
+import { counted, preview } from "./format.js";
 
 /** A run paused awaiting a person's decision, as `inspect` (text and `--json`) and the viewer say it. */
 export interface PausedRun {
@@ -58,7 +58,7 @@ function pauseText(pause: AwaitingDecisionView): string {
  * and, when one asks about a call left in flight, that `resolve` decides that call too.
  */
 export function pausedHeading(paused: readonly PausedRun[]): string {
-  const runs = `${paused.length} run${paused.length === 1 ? "" : "s"}`;
+  const runs = counted(paused.length, "run");
   const crash = paused.some((run) => run.inFlight)
     ? `, or with agent-ledger resolve for a call ${LEFT_IN_FLIGHT}`
     : "";

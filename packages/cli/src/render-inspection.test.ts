@@ -226,6 +226,23 @@ describe("renderInspection", () => {
     );
   });
 
+  it("counts one event, one run and one unresolved attempt in the singular", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "one",
+      actor: { type: "agent", id: "a" },
+    });
+    await recorder.startRun();
+    expect(renderInspection(await inspectSession(store, "one"))).toMatch(
+      /^session one {2}1 event {2}1 run {2}0 unresolved\n/,
+    );
+    await recorder.beforeToolCall({ toolCallId: "c1", name: "send", args: {} });
+    const text = renderInspection(await inspectSession(store, "one"));
+    expect(text).toMatch(/^session one {2}2 events {2}1 run {2}1 unresolved\n/);
+    expect(text).toContain("!! 1 UNRESOLVED attempt: requested, never completed");
+  });
+
   it("says the tokens each model call, each run and the session report, where they do", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

@@ -7,7 +7,7 @@ import {
   type TokenUsage,
 } from "@agent-ledger/core";
 import { attemptKey } from "./attempt-key.js";
-import { formatDuration, preview, shellQuote, terminalLine } from "./format.js";
+import { counted, formatDuration, preview, shellQuote, terminalLine } from "./format.js";
 import { interruptText } from "./interrupt-outcome.js";
 import {
   agentCallUnseen,
@@ -247,7 +247,7 @@ export function* inspectionLines(
   const paused = pausedRuns(inspection.runs);
   const pausedText = new Map(paused.map((run) => [run.runId, run.text]));
   const pausedRunOf = waitingWithPause(inspection.runs);
-  yield `session ${inspection.sessionId}  ${inspection.eventCount} events  ${runCount} run${runCount === 1 ? "" : "s"}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}${inspection.usage ? `  ${tokensText(inspection.usage)}` : ""}`;
+  yield `session ${inspection.sessionId}  ${counted(inspection.eventCount, "event")}  ${counted(runCount, "run")}  ${open.length} unresolved${paused.length > 0 ? `  ${paused.length} paused at an approval` : ""}${inspection.usage ? `  ${tokensText(inspection.usage)}` : ""}`;
 
   // Last first: what is printed next is at the top of the stack.
   const pending: Pending[] = [];
@@ -369,7 +369,7 @@ export function* inspectionLines(
 
   if (open.length > 0) {
     yield "";
-    yield `!! ${open.length} UNRESOLVED attempt${open.length === 1 ? "" : "s"}: requested, never completed, failed or abandoned (in flight, or left so by a crash or by its caller stopping it):`;
+    yield `!! ${counted(open.length, "UNRESOLVED attempt")}: requested, never completed, failed or abandoned (in flight, or left so by a crash or by its caller stopping it):`;
     for (const { attempt, step } of open) {
       yield `   ${attemptLabel(attempt)}  run ${attempt.runId} seq ${attempt.requestSeq}  attempt ${attempt.attemptId}${effectText(attempt.effect)}`;
       yield `     request: ${preview(attempt.request, 100)}`;

@@ -96,7 +96,7 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
       `agent-ledger resolve --abandon "reason" -- crashed-pause ${pay.attemptId}`,
     );
     expect(await box.textContent()).toContain(
-      "1 unresolved attempt(s): in flight, or left so by a crash or by its caller stopping it",
+      "1 unresolved attempt: in flight, or left so by a crash or by its caller stopping it",
     );
     expect(await box.textContent()).toContain(
       "It was left in flight by a crash or by its caller stopping it, and may have had its effect; run main is paused asking about it as an approval. Check the effect, then decide it in the app, or here (then resume the run without a state: the decision is applied to it): ",

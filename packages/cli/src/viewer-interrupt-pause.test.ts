@@ -72,7 +72,7 @@ describe.skipIf(!haveChromium)("the viewer on a LangGraph run paused at interrup
     expect(row).not.toContain("c7951405");
     expect(await refund.getAttribute("aria-label")).toContain("tool refund [call-refund], paused");
     const header = (await page.locator(".session-head").textContent()) ?? "";
-    expect(header).toContain("1 runs (0 completed, 0 running, 1 paused, 0 failed, 0 cancelled)");
+    expect(header).toContain("1 run (0 completed, 0 running, 1 paused, 0 failed, 0 cancelled)");
     expect(errors).toEqual([]);
     await page.close();
   });

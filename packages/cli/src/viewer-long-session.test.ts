@@ -186,7 +186,7 @@ describe.skipIf(!haveChromium)("the viewer on a long session", () => {
     const items = page.locator('[data-testid="unresolved"] li');
     expect(await items.count()).toBe(100);
     expect(await page.locator('[data-testid="unresolved"] h2').textContent()).toContain(
-      "150 unresolved attempt(s)",
+      "150 unresolved attempts",
     );
     await page.locator('[data-testid="all-unresolved"]').click();
     await expect.poll(() => items.count()).toBe(150);

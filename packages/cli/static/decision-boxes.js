@@ -3,7 +3,7 @@
 // with their next steps. The server decides each next step as
 // `agent-ledger inspect` does (next-steps.ts); these are its words.
 import { attemptLabel, commandBlock, el, selectable, sentence, value } from "./dom.js";
-import { preview } from "./format.js";
+import { counted, preview } from "./format.js";
 
 // What the person checks before deciding, as inspect prints it: whether the call writes, and
 // what it was asked to do.
@@ -137,7 +137,7 @@ export function renderUnresolved(section, unresolved, select, { all = false, sho
   }
   section.replaceChildren(
     el("h2", {
-      text: `⚠ ${unresolved.length} unresolved attempt(s): in flight, or left so by a crash or by its caller stopping it`,
+      text: `⚠ ${counted(unresolved.length, "unresolved attempt")}: in flight, or left so by a crash or by its caller stopping it`,
     }),
     list,
   );

@@ -8,6 +8,11 @@ export function countText(number) {
   return COUNT_FORMAT.format(number);
 }
 
+// "1 run", "2,000 runs": a count and its noun, singular for one.
+export function counted(number, noun) {
+  return `${countText(number)} ${noun}${number === 1 ? "" : "s"}`;
+}
+
 // "12 ms", "1.4 s", "3 m 04 s", "2 h 05 m": inspect's formatDuration (format.ts), rule for rule
 // (format-parity.test.ts holds them to it).
 export function duration(ms) {

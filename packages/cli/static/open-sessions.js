@@ -3,7 +3,7 @@
 // whole on the server, a hundred a request: the page asks for the next as soon as one comes,
 // shows what it found so far, and stops when the person moves on.
 import { api, el, setText } from "./dom.js";
-import { countText, openWorkText } from "./format.js";
+import { counted, countText, openWorkText } from "./format.js";
 import { sessionLinkCell, sessionsTable } from "./sessions-list.js";
 
 function sessionRow(session) {
@@ -40,7 +40,7 @@ export async function showOpenSessions(main, isCurrent, announce) {
   let checked = 0;
   let found = 0;
   const say = (done) => {
-    const read = `${countText(checked)} session${checked === 1 ? "" : "s"}`;
+    const read = counted(checked, "session");
     const open = `${countText(found)} with something open`;
     status.textContent = done ? `Read all ${read}: ${open}.` : `Reading… ${read} read, ${open}.`;
   };

@@ -11,7 +11,7 @@ import { api, el, sentence, value } from "./dom.js";
 import { showEvent } from "./event-detail.js";
 import { briefOf, causeWords } from "./event-list.js";
 import { EventWindow, FIRST_EVENTS } from "./event-window.js";
-import { attemptKey, duration, tokens } from "./format.js";
+import { attemptKey, counted, duration, tokens } from "./format.js";
 import { flattenRuns, pausedAbove, shownStatus, treeRows } from "./run-tree.js";
 
 export class SessionView {
@@ -201,7 +201,7 @@ export class SessionView {
     const t1 = Math.max(inspection.lastAt ? Date.parse(inspection.lastAt) : 0, t0 + 1);
 
     // Said politely when it changed: a screen reader reads it when idle, the focus stays put.
-    const said = `${inspection.eventCount} events, ${runs.length} run${runs.length === 1 ? "" : "s"}, ${unresolved.length} unresolved`;
+    const said = `${counted(inspection.eventCount, "event")}, ${counted(runs.length, "run")}, ${unresolved.length} unresolved`;
     if (this.announce && this.announce.textContent !== said) this.announce.textContent = said;
 
     const counts = { running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0 };
@@ -212,7 +212,7 @@ export class SessionView {
         "p",
         { className: "muted" },
         document.createTextNode(
-          `${inspection.eventCount} events · ${runs.length} runs (${counts.completed} completed, ${counts.running} running, ${counts.paused} paused, ${counts.failed} failed, ${counts.cancelled} cancelled) · ${duration(t1 - t0)} · `,
+          `${counted(inspection.eventCount, "event")} · ${counted(runs.length, "run")} (${counts.completed} completed, ${counts.running} running, ${counts.paused} paused, ${counts.failed} failed, ${counts.cancelled} cancelled) · ${duration(t1 - t0)} · `,
         ),
         el("span", {
           text: `${unresolved.length} unresolved`,
