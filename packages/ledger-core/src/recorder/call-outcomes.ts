@@ -238,10 +238,10 @@ export interface DecisionOptions {
   metadata?: JsonObject;
 }
 
-const DECISION_OPTIONS: KnownKeys<DecisionOptions> = { actor: true, metadata: true };
+export const DECISION_OPTIONS: KnownKeys<DecisionOptions> = { actor: true, metadata: true };
 
 /** The event of what a person or policy decided about an unresolved attempt, and why. */
-function decision(
+export function decision(
   state: RecorderState,
   type: "attempt.abandoned" | "attempt.approved",
   attempt: AttemptRef,

@@ -201,48 +201,88 @@ export async function requestToolCall(
       at: "$",
       needs: "beforeToolCall needs { name, args }",
     });
-    assertToolName(options.name);
-    if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
-    assertReplayAccepts(options.replayAccepts);
-    const args = preparePayload(state.redact, "tool.requested", options.args, "$", "args");
-    const requestHash = hashJson({ name: options.name, args });
-    const effect = toolEffect(options.effect);
+    const asked = askedToolCall(state, options);
     if (state.queue.unsure || state.unsureRequests.orphans.length > 0) {
-      const adopted = await adoptUnsure(state, {
-        kind: "tool",
-        requestHash,
-        name: options.name,
-        toolCallId: options.toolCallId,
-        stepId: options.stepId,
-        causedByEventId: options.causedByEventId,
-      });
+      const adopted = await adoptUnsure(state, adoptCriteria(options, asked));
       if (adopted !== undefined) return adopted;
     }
-    const match = state.replay?.takeTool({
-      toolCallId: options.toolCallId,
-      name: options.name,
-      requestHash,
-      request: { name: options.name, args },
-      accepts: options.replayAccepts && acceptsOnly(options.replayAccepts),
-      // The cause the recorder gives a call that names none: a repeat is told apart by it too.
-      causedByEventId: options.causedByEventId ?? state.lastModelCompletion,
-    });
-    const common = {
-      kind: "tool" as const,
-      request: args,
-      requestHash,
-      name: options.name,
-      effect,
-      toolCallId: options.toolCallId ?? match?.attempt.toolCallId,
-      causedByEventId:
-        options.causedByEventId ??
-        match?.attempt.requested.causedByEventId ??
-        state.lastModelCompletion,
-      metadata: options.metadata,
-    };
-    if (match) return replayTool(state, match, effect, common);
+    const match = matchToolCall(state, options, asked);
+    const common = toolRequest(state, options, asked, match);
+    if (match) return replayTool(state, match, asked.effect, common);
     return commitRequest(state, atStep(common, options.stepId ?? uuidv7()));
   });
+}
+
+/** A tool call's request as it is recorded: its args (redacted), its hash and its effect. */
+export interface AskedToolCall {
+  args: JsonValue;
+  requestHash: string;
+  effect: ToolEffect;
+}
+
+/** `options`' call checked and prepared to be recorded (`beforeToolCall`, `declineToolCall`). */
+export function askedToolCall(state: RecorderState, options: BeforeToolCallOptions): AskedToolCall {
+  assertToolName(options.name);
+  if (options.toolCallId !== undefined) assertId(options.toolCallId, "$.toolCallId");
+  assertReplayAccepts(options.replayAccepts);
+  const args = preparePayload(state.redact, "tool.requested", options.args, "$", "args");
+  const requestHash = hashJson({ name: options.name, args });
+  return { args, requestHash, effect: toolEffect(options.effect) };
+}
+
+/** What a request a failed `before*` left stored must match to be this call's (`adoptUnsure`). */
+export function adoptCriteria(options: BeforeToolCallOptions, asked: AskedToolCall): AdoptCriteria {
+  return {
+    kind: "tool",
+    requestHash: asked.requestHash,
+    name: options.name,
+    toolCallId: options.toolCallId,
+    stepId: options.stepId,
+    causedByEventId: options.causedByEventId,
+  };
+}
+
+/** On resume, the recorded attempt this call is (ReplayCursor.takeTool), taken; else undefined. */
+export function matchToolCall(
+  state: RecorderState,
+  options: BeforeToolCallOptions,
+  asked: AskedToolCall,
+): ReplayMatch | undefined {
+  return state.replay?.takeTool({
+    toolCallId: options.toolCallId,
+    name: options.name,
+    requestHash: asked.requestHash,
+    request: { name: options.name, args: asked.args },
+    accepts: options.replayAccepts && acceptsOnly(options.replayAccepts),
+    // The cause the recorder gives a call that names none: a repeat is told apart by it too.
+    causedByEventId: options.causedByEventId ?? state.lastModelCompletion,
+  });
+}
+
+/**
+ * The request of this call but its place (step, retry): with the id and cause of the recorded
+ * attempt it matched on resume, where the call names none; the cause defaults to the run's last
+ * model completion.
+ */
+export function toolRequest(
+  state: RecorderState,
+  options: BeforeToolCallOptions,
+  asked: AskedToolCall,
+  match: ReplayMatch | undefined,
+): RequestCommon & { name: string } {
+  return {
+    kind: "tool",
+    request: asked.args,
+    requestHash: asked.requestHash,
+    name: options.name,
+    effect: asked.effect,
+    toolCallId: options.toolCallId ?? match?.attempt.toolCallId,
+    causedByEventId:
+      options.causedByEventId ??
+      match?.attempt.requested.causedByEventId ??
+      state.lastModelCompletion,
+    metadata: options.metadata,
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { CompactSession } from "../compact/externalize.js";
 import { assertId, uuidv7 } from "../events/ids.js";
 import type { JsonObject, JsonValue } from "../events/json.js";
 import type { LedgerEvent, NewEvent, ToolEffect } from "../events/types.js";
@@ -50,6 +51,32 @@ export async function commitRequest(
   options: RequestOptions,
   context?: RequestContext,
 ): Promise<Attempt> {
+  const { event, attempt, compact } = preparedRequest(state, options);
+  let requested: LedgerEvent;
+  try {
+    // Payload and metadata are the recorder's own validated copies: the store need not copy them.
+    requested = await commitCompacted(state, event, compact);
+  } catch (error) {
+    state.unsureRequests.failed(event, attempt, error, settlement(state, context));
+    throw error;
+  }
+  state.open.open(attempt.attemptId, options.kind);
+  attempt.requestedEventId = requested.eventId;
+  attempt.seq = requested.seq;
+  if (context?.retriedEventId !== undefined)
+    state.children.noteRetry(attempt, context.retriedEventId);
+  return attempt;
+}
+
+/**
+ * An attempt's `*.requested` event, ready to commit (prevalidated, its payload compacted by
+ * `compact`), and the attempt `before*` hands out once it is (its `requestedEventId` and `seq`
+ * still to be filled in).
+ */
+export function preparedRequest(
+  state: RecorderState,
+  options: RequestOptions,
+): { event: NewEvent; attempt: Attempt; compact: CompactSession } {
   assertId(options.stepId, "$.stepId");
   if (options.causedByEventId !== undefined) assertId(options.causedByEventId, "$.causedByEventId");
   const metadata = callMetadata(options.metadata);
@@ -85,20 +112,7 @@ export async function commitRequest(
   if (options.toolCallId !== undefined) attempt.toolCallId = options.toolCallId;
   if (options.name !== undefined) attempt.name = options.name;
   if (options.effect !== undefined) attempt.effect = options.effect;
-  let requested: LedgerEvent;
-  try {
-    // Payload and metadata are the recorder's own validated copies: the store need not copy them.
-    requested = await commitCompacted(state, markPrevalidated(event), compact);
-  } catch (error) {
-    state.unsureRequests.failed(event, attempt, error, settlement(state, context));
-    throw error;
-  }
-  state.open.open(attemptId, options.kind);
-  attempt.requestedEventId = requested.eventId;
-  attempt.seq = requested.seq;
-  if (context?.retriedEventId !== undefined)
-    state.children.noteRetry(attempt, context.retriedEventId);
-  return attempt;
+  return { event: markPrevalidated(event), attempt, compact };
 }
 
 /** What a failed commit of a request made in `context` settles once its outcome is known. */

@@ -15,6 +15,7 @@ import { OpenAttempts } from "./outcome-guard.js";
 import { assertOptionsObject, type SessionRecorderOptions } from "./recorder-options.js";
 import { type Redaction, validateRedaction } from "./redact.js";
 import type { RunLog } from "./run-log.js";
+import { UnsureDeclines } from "./unsure-declines.js";
 import { UnsureRequests } from "./unsure-requests.js";
 
 /**
@@ -41,6 +42,7 @@ export class RecorderState {
   readonly open = new OpenAttempts();
   /** Requests whose append's outcome was unknown, and those found stored (see `UnsureRequests`). */
   readonly unsureRequests = new UnsureRequests();
+  readonly unsureDeclines = new UnsureDeclines();
   /** Child runs recorded before a crash, and the calls they belong to (see `ChildRuns`). */
   readonly children = new ChildRuns();
   resolveOnLoad = true;
@@ -126,6 +128,7 @@ export function heardReadBack(
   for (const [index, event] of sent.entries()) {
     const found = stored?.[index];
     state.open.readBack(event, found);
+    state.unsureDeclines.readBack(event, stored);
     const orphan = state.unsureRequests.readBack(event, found);
     if (orphan !== undefined)
       state.open.strand(

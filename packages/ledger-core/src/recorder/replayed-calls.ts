@@ -32,17 +32,28 @@ export function recordedOutcomeOf(attempt: Attempt): LedgerEvent | undefined {
  */
 export function answerFromLedger(match: ReplayMatch): Attempt | undefined {
   if (match.status === "unresolved") return undefined;
-  const attempt = attemptFromRecorded(match.attempt);
   const outcome = match.attempt.outcome as LedgerEvent;
+  return answeredWith(attemptFromRecorded(match.attempt), outcome, match.status);
+}
+
+/**
+ * `attempt`, whose outcome the ledger holds (`outcome`, of `status`), as the adapter gets it
+ * back: with that outcome as `replayed`, and an outcome recorded for it answered with this one.
+ */
+export function answeredWith(
+  attempt: Attempt,
+  outcome: LedgerEvent,
+  status: ReplayedOutcome["status"],
+): Attempt {
   const payload = (outcome.payload ?? {}) as JsonObject;
   let replayed: ReplayedOutcome;
-  if (match.status === "completed") {
+  if (status === "completed") {
     replayed = {
       status: "completed",
       result: (attempt.kind === "model" ? payload.response : payload.result) ?? null,
       eventId: outcome.eventId,
     };
-  } else if (match.status === "failed") {
+  } else if (status === "failed") {
     replayed = {
       status: "failed",
       error: (payload.error ?? { name: "Error", message: "failed" }) as never,

@@ -27,6 +27,7 @@ import {
   loadRecordedChildren,
   recordedChildRuns,
 } from "./child-runs.js";
+import { declineToolCall } from "./declined-calls.js";
 import { redactedPayload } from "./prepare-payload.js";
 import type { ResumeOptions, SessionRecorderOptions } from "./recorder-options.js";
 import { addCloseGuard, type CloseGuard, RecorderState } from "./recorder-state.js";
@@ -263,6 +264,22 @@ export class SessionRecorder {
    */
   beforeToolCall(options: BeforeToolCallOptions): Promise<Attempt> {
     return requestToolCall(this.#state, options);
+  }
+
+  /**
+   * Records a tool call that will never run because a person or policy declined it before it
+   * started (an approval request answered "no"): its `tool.requested` (as `beforeToolCall`
+   * takes the call) and its `attempt.abandoned` with `reason` (and `options`, as `abandon`
+   * takes them), in one append, so that no reader ever finds it in flight. Resolves with the
+   * attempt answered as abandoned (`replayed`). On a resumed run the ledger answers a call it
+   * holds declined, and a call it holds only requested is abandoned now: it will not run.
+   */
+  declineToolCall(
+    call: BeforeToolCallOptions,
+    reason: string,
+    options: DecisionOptions = {},
+  ): Promise<Attempt> {
+    return declineToolCall(this.#state, call, reason, options);
   }
 
   /** Records `model.completed` with the response (content, tool calls, usage...). */
