@@ -1,5 +1,11 @@
 import { join } from "node:path";
-import { type EventStore, inspectSession, readWholeRun, SessionRecorder } from "@agent-ledger/core";
+import {
+  type AppendRequest,
+  type EventStore,
+  inspectSession,
+  readWholeRun,
+  SessionRecorder,
+} from "@agent-ledger/core";
 import { SqliteEventStore } from "@agent-ledger/core/sqlite";
 import { scratchDirectory } from "@agent-ledger/core/testing";
 import { APICallError } from "@ai-sdk/provider";
@@ -63,6 +69,41 @@ async function toolAttempts(store: EventStore, sessionId: string, runId: string)
   return (run?.steps ?? [])
     .flatMap((step) => step.attempts)
     .filter((attempt) => attempt.kind === "tool");
+}
+
+/** Turn 1's assistant message as the client kept it: the refund, and its approval request. */
+const askedRefund: ModelMessage[] = [
+  {
+    role: "assistant",
+    content: [
+      { type: "tool-call", toolCallId: "call-refund", toolName: "refund", input: { order: "42" } },
+      { type: "tool-approval-request", approvalId: "approval-1", toolCallId: "call-refund" },
+    ],
+  },
+];
+
+/**
+ * `store` as a process that wrote a denial's request alone and died sees it: the append that
+ * holds an `attempt.abandoned` writes the events before it, and from then on nothing is written.
+ */
+function diesAfterRequest(store: EventStore): EventStore {
+  let dead = false;
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key !== "append") {
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return async (request: AppendRequest) => {
+        if (dead) throw new Error("the process is gone");
+        const cut = request.events.findIndex((event) => event.type === "attempt.abandoned");
+        if (cut < 0) return target.append(request);
+        dead = true;
+        await target.append({ ...request, events: request.events.slice(0, cut) });
+        throw new Error("the process died between the denial's request and its abandonment");
+      };
+    },
+  });
 }
 
 describe("restoreConversation: a call a person denied at its approval request", () => {
@@ -239,18 +280,58 @@ describe("restoreConversation: a call a person denied at its approval request", 
     expect((await restoreConversation(store, address)).pendingToolCalls).toEqual([]);
   });
 
-  it("a SIGKILL between the denial's request and its abandonment: in flight until the turn is sent again, which abandons it, the call never having run", async ({
+  it("a SIGKILL right after the denial's append: nothing in flight, the restore gives the denial, and the turn sent again records it once", async ({
     onTestFinished,
   }) => {
     const path = join(scratch, "crash.db");
-    await crashInChild("chat between its denial's request and abandonment", path);
+    await crashInChild("chat right after its denial's append", path);
     const store = new SqliteEventStore({ path });
     await store.init();
     onTestFinished(() => store.close());
     const world: RefundWorld = { refunds: 0, modelCalls: 0 };
     const turn1 = { sessionId: APPROVING_CHAT, runId: "turn-1", tools: refundTools(world) };
-    // What the ledger holds is a request without an outcome: a restore neither offers the call
-    // for approval again nor says it never started.
+    // The request and its abandonment are one append: the call that never ran is not in flight.
+    expect(await toolAttempts(store, APPROVING_CHAT, "turn-2")).toMatchObject([
+      { toolCallId: "call-refund", status: "abandoned" },
+    ]);
+    const denial = [
+      {
+        type: "tool-result",
+        toolCallId: "call-refund",
+        toolName: "refund",
+        output: { type: "execution-denied" },
+      },
+    ];
+    const atCrash = await restoreConversation(store, turn1);
+    expect(atCrash.pendingToolCalls).toEqual([]);
+    expect(atCrash.messages.at(-1)?.content).toEqual(denial);
+
+    // The client sends the turn again, with the messages it kept.
+    const again = await refundTurn(store, world, "2", denied(askedRefund));
+    expect(again.text).toEqual({ value: "order 42 is refunded" });
+    await again.recorder.completeRun({ text: "order 42 is refunded" });
+    expect(world).toMatchObject({ refunds: 0, modelCalls: 1 });
+    expect(await toolAttempts(store, APPROVING_CHAT, "turn-2")).toMatchObject([
+      { toolCallId: "call-refund", status: "abandoned" },
+    ]);
+    expect((await restoreConversation(store, turn1)).messages.at(-1)?.content).toEqual(denial);
+  });
+
+  it("a denial an earlier version left half written (its request, not its abandonment): in flight until the turn is sent again, which abandons it, the call never having run", async ({
+    onTestFinished,
+  }) => {
+    // Versions before declineToolCall wrote a denial in two appends; a process that died between
+    // them left the request alone. Written here as such a process would have: its store takes
+    // the request of the denial's append, and then the process is gone.
+    const store = new SqliteEventStore({ path: join(scratch, "half-written.db") });
+    await store.init();
+    onTestFinished(() => store.close());
+    const world: RefundWorld = { refunds: 0, modelCalls: 0 };
+    const first = await refundTurn(store, world, "1", [ASK_REFUND]);
+    await first.recorder.completeRun({ approval: "asked" });
+    const dying = await refundTurn(diesAfterRequest(store), world, "2", denied(first.messages));
+    expect(dying.text).toHaveProperty("error");
+    const turn1 = { sessionId: APPROVING_CHAT, runId: "turn-1", tools: refundTools(world) };
     const [cut] = (await inspectSession(store, APPROVING_CHAT)).unresolved;
     expect(cut).toMatchObject({ runId: "turn-2", kind: "tool", toolCallId: "call-refund" });
     expect((await restoreConversation(store, turn1)).pendingToolCalls).toEqual([
@@ -259,24 +340,10 @@ describe("restoreConversation: a call a person denied at its approval request", 
 
     // The client sends the turn again, with the messages it kept (the SDK's approval id is
     // none of the ledger's business: the prompt the model gets holds no approval part).
-    const asked: ModelMessage[] = [
-      {
-        role: "assistant",
-        content: [
-          {
-            type: "tool-call",
-            toolCallId: "call-refund",
-            toolName: "refund",
-            input: { order: "42" },
-          },
-          { type: "tool-approval-request", approvalId: "approval-1", toolCallId: "call-refund" },
-        ],
-      },
-    ];
-    const again = await refundTurn(store, world, "2", denied(asked));
+    const again = await refundTurn(store, world, "2", denied(askedRefund));
     expect(again.text).toEqual({ value: "order 42 is refunded" });
     await again.recorder.completeRun({ text: "order 42 is refunded" });
-    expect(world).toMatchObject({ refunds: 0, modelCalls: 1 });
+    expect(world).toMatchObject({ refunds: 0, modelCalls: 2 });
     expect(await toolAttempts(store, APPROVING_CHAT, "turn-2")).toMatchObject([
       { toolCallId: "call-refund", status: "abandoned" },
     ]);

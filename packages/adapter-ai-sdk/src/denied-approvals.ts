@@ -1,11 +1,4 @@
-import {
-  type Attempt,
-  isJsonObject,
-  type JsonObject,
-  LedgerError,
-  type LedgerEvent,
-  type UnresolvedAttemptError,
-} from "@agent-ledger/core";
+import { isJsonObject, type JsonObject, type LedgerEvent } from "@agent-ledger/core";
 import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import type { ModelMessage, ToolApprovalResponse, ToolCallPart } from "ai";
 import type { AdapterState } from "./adapter-state.js";
@@ -18,8 +11,8 @@ import { effectOf } from "./wrap-tools-options.js";
 // so, the ledger would hold the call without a result, and a restore of the turn that asked
 // would offer its approval again, as if nobody had answered. The denial is recorded as what §3
 // has for a call a person decided will never complete: its `tool.requested` (with the effect
-// `wrapTools` declares for the tool) and, at once, its `attempt.abandoned` with the person's
-// reason. The abandonment's metadata says it is a denial (`aiSdk.approvalDenied`), so a
+// `wrapTools` declares for the tool) and its `attempt.abandoned` with the person's reason, in
+// one append. The abandonment's metadata says it is a denial (`aiSdk.approvalDenied`), so a
 // restore gives the model's `execution-denied` back. It is recorded before anything else of
 // the turn: before the approved calls answered in the same message, which the SDK runs before
 // its first model call (their wrapper finds the denials in the messages it is given, so a
@@ -86,36 +79,32 @@ function reasonOf(denial: Denial): string {
 }
 
 /**
- * Records the denial: the call's request and its abandonment. The request says what
- * `wrapTools` declares for the tool (its effect, `toolType`), as the call's would have; a tool
- * not given through `wrapTools` with this recorder has the default effect (`unknown`). On a
- * resumed run the ledger answers the request: recorded before the crash, it is not recorded
- * again; a crash between the two left the request in flight, and the denial stands (the call
- * never ran), so it is abandoned now.
+ * Records the denial: the call's request and its abandonment, in one append
+ * (`declineToolCall`), so that no reader finds a call that never ran in flight. The request
+ * says what `wrapTools` declares for the tool (its effect, `toolType`), as the call's would
+ * have; a tool not given through `wrapTools` with this recorder has the default effect
+ * (`unknown`). On a resumed run the ledger answers a denial it holds; a request it holds alone
+ * (written by a version that recorded a denial in two appends, cut off between them) is
+ * abandoned now: the denial stands, the call never ran.
  */
 async function recordDenial(state: AdapterState, denial: Denial, causedByEventId?: string) {
-  const { recorder } = state;
   await state.ensureStarted();
   const declared = state.toolOptions.get(denial.toolName);
-  let attempt: Attempt;
-  try {
-    attempt = await recorder.beforeToolCall({
+  const metadata: JsonObject = {
+    aiSdk: { [APPROVAL_DENIED_FIELD]: { reasonGiven: denial.reason !== undefined } },
+  };
+  await state.recorder.declineToolCall(
+    {
       toolCallId: denial.toolCallId,
       name: denial.toolName,
       args: toJsonValue(denial.input, "$.args"),
       ...(declared !== undefined ? { effect: effectOf(declared, denial.toolName) } : {}),
       ...(causedByEventId !== undefined ? { causedByEventId } : {}),
       ...(declared?.toolType !== undefined ? { metadata: { toolType: declared.toolType } } : {}),
-    });
-  } catch (error) {
-    if (!LedgerError.isInstance(error, "unresolved-attempt")) throw error;
-    attempt = (error as UnresolvedAttemptError).attempt;
-  }
-  if (attempt.replayed !== undefined) return;
-  const metadata: JsonObject = {
-    aiSdk: { [APPROVAL_DENIED_FIELD]: { reasonGiven: denial.reason !== undefined } },
-  };
-  await recorder.abandon(attempt, reasonOf(denial), { metadata });
+    },
+    reasonOf(denial),
+    { metadata },
+  );
 }
 
 /**

@@ -132,9 +132,10 @@ export async function crashInsideApprovedRefund(store: EventStore): Promise<void
 
 /**
  * In the crash child: turn 1 asks for the refund's approval; the user denies it, and turn 2 dies
- * between the denial's two events: its `tool.requested` committed, its `attempt.abandoned` not.
+ * right after the append that holds the denial's `tool.requested` (and, in the same append, its
+ * `attempt.abandoned`), before its model call.
  */
-export async function crashInsideRefundDenial(store: EventStore): Promise<void> {
+export async function crashAfterRefundDenial(store: EventStore): Promise<void> {
   const world: RefundWorld = { refunds: 0, modelCalls: 0 };
   const first = await refundTurn(store, world, "1", [ASK]);
   await first.recorder.completeRun({ approval: "asked" });

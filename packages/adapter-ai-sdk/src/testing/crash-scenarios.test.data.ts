@@ -1,9 +1,9 @@
 import type { EventStore } from "@agent-ledger/core";
 import { crashAfterToolInput, crashInsideAnnouncedTool } from "./announcing-agent.test.data.js";
 import {
+  crashAfterRefundDenial,
   crashAtRefundApproval,
   crashInsideApprovedRefund,
-  crashInsideRefundDenial,
 } from "./approving-chat.test.data.js";
 import { crashInSecondTurn } from "./chat-server.test.data.js";
 import { crashingChat } from "./crashing-chat.test.data.js";
@@ -41,7 +41,7 @@ export const crashScenarios = {
   "announced tool input recorded, its stream still open": crashAfterToolInput,
   "announced tool input, inside the tool": crashInsideAnnouncedTool,
   "approval judged, its stream still open": crashAfterJudge,
-  "chat between its denial's request and abandonment": crashInsideRefundDenial,
+  "chat right after its denial's append": crashAfterRefundDenial,
   "chat inside send": crashingChat,
   "chat inside the refund its user approved": crashInsideApprovedRefund,
   "chat paused at the refund's approval": crashAtRefundApproval,
