@@ -68,7 +68,7 @@ const BEFORE_MODEL_CALL: KnownKeys<BeforeModelCallOptions> = {
   metadata: true,
   replayAccepts: true,
 };
-const BEFORE_TOOL_CALL: KnownKeys<BeforeToolCallOptions> = {
+export const BEFORE_TOOL_CALL: KnownKeys<BeforeToolCallOptions> = {
   stepId: true,
   toolCallId: true,
   name: true,

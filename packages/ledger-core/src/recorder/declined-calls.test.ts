@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { LedgerError } from "../events/errors.js";
 import type { Actor } from "../events/types.js";
 import { inspectSession } from "../inspect/inspect-session.js";
-import type { AppendRequest, EventStore } from "../store/event-store.js";
+import type { EventStore } from "../store/event-store.js";
 import { readWholeRun } from "../store/read-all.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { memoryAndSqlite } from "./memory-and-sqlite.test.data.js";
+import { memoryAndSqlite, watched } from "./memory-and-sqlite.test.data.js";
 import { SessionRecorder } from "./session-recorder.js";
 
 // `declineToolCall`: a call a person declined before it started is recorded as requested and
@@ -18,26 +18,6 @@ const address = { sessionId: "s1", runId: "r1" };
 const refund = { toolCallId: "call-refund", name: "refund", args: { order: "42" } };
 
 const stores = memoryAndSqlite(dir);
-
-/**
- * `store` with every append noted, and, while `loseReplies` > 0, one that commits then fails:
- * with the commit queue's own retries (three tries in all), 3 makes the call reject.
- */
-function watched(store: EventStore) {
-  const appends: AppendRequest[] = [];
-  const faults = { loseReplies: 0 };
-  const append = store.append.bind(store);
-  store.append = async (request) => {
-    appends.push(request);
-    const result = await append(request);
-    if (faults.loseReplies > 0) {
-      faults.loseReplies--;
-      throw new LedgerError("store-unavailable", "connection reset after commit");
-    }
-    return result;
-  };
-  return { appends, faults };
-}
 
 async function startedRun(open: () => Promise<EventStore>) {
   const store = await open();

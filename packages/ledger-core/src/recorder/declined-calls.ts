@@ -1,4 +1,4 @@
-import { assertOptions, type KnownKeys } from "../events/argument-checks.js";
+import { assertOptions } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
 import type { LedgerEvent } from "../events/types.js";
@@ -14,6 +14,7 @@ import {
   adoptCriteria,
   adoptUnsure,
   askedToolCall,
+  BEFORE_TOOL_CALL,
   type BeforeToolCallOptions,
   matchToolCall,
   toolRequest,
@@ -32,17 +33,6 @@ import { declined } from "./unsure-declines.js";
 // never went out looking like one in flight (inspect listing it unresolved, a restore saying it
 // may have run), for a person to check an effect that could not have happened.
 
-const DECLINE_TOOL_CALL: KnownKeys<BeforeToolCallOptions> = {
-  stepId: true,
-  toolCallId: true,
-  name: true,
-  args: true,
-  effect: true,
-  causedByEventId: true,
-  metadata: true,
-  replayAccepts: true,
-};
-
 /** `SessionRecorder.declineToolCall`. */
 export function declineToolCall(
   state: RecorderState,
@@ -51,7 +41,7 @@ export function declineToolCall(
   options: DecisionOptions = {},
 ): Promise<Attempt> {
   return inTurn(state, async () => {
-    assertOptions(call, DECLINE_TOOL_CALL, "declineToolCall", {
+    assertOptions(call, BEFORE_TOOL_CALL, "declineToolCall", {
       at: "$",
       needs: "declineToolCall needs the call ({ name, args }), then the reason",
     });

@@ -3,10 +3,10 @@ import { resolveEvents } from "../compact/resolve.js";
 import { LedgerError } from "../events/errors.js";
 import type { JsonValue } from "../events/json.js";
 import type { Actor, NewEvent } from "../events/types.js";
-import type { AppendRequest, EventStore } from "../store/event-store.js";
+import type { EventStore } from "../store/event-store.js";
 import { readWholeRun, readWholeSession } from "../store/read-all.js";
 import { scratchDirectory } from "../testing/scratch-directory.js";
-import { memoryAndSqlite } from "./memory-and-sqlite.test.data.js";
+import { memoryAndSqlite, watched } from "./memory-and-sqlite.test.data.js";
 import type { Redaction } from "./redact.js";
 import { SessionRecorder } from "./session-recorder.js";
 
@@ -20,26 +20,6 @@ const address = { sessionId: "s1", runId: "r1" };
 const long = "lorem ipsum ".repeat(4200);
 
 const stores = memoryAndSqlite(dir);
-
-/**
- * `store` with every append it is asked for noted (in order), and, while `loseReplies` is above
- * zero, an append that commits and then fails as if its reply were lost.
- */
-function watched(store: EventStore) {
-  const appends: AppendRequest[] = [];
-  const faults = { loseReplies: 0 };
-  const append = store.append.bind(store);
-  store.append = async (request) => {
-    appends.push(request);
-    const result = await append(request);
-    if (faults.loseReplies > 0) {
-      faults.loseReplies--;
-      throw new LedgerError("store-unavailable", "connection reset after commit");
-    }
-    return result;
-  };
-  return { appends, faults };
-}
 
 /** A started run on a fresh store (`redact` given to its recorder), its appends watched. */
 async function startedRun(open: () => Promise<EventStore>, options: { redact?: Redaction } = {}) {
