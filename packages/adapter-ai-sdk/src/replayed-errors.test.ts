@@ -13,7 +13,7 @@ import { generateText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ledgerMiddleware } from "./ledger-middleware.js";
-import { failureMetadataOf, rebuildError } from "./replayed-errors.js";
+import { AttemptAbandonedError, failureMetadataOf, rebuildError } from "./replayed-errors.js";
 import { address, eventsOf } from "./testing/replay-agent.test.data.js";
 import { assistant as actor, payload, textResult } from "./testing/scripted-model.test.data.js";
 
@@ -110,6 +110,24 @@ describe("a recorded failure thrown again on replay", () => {
     expect(replayed.text).toBe("ok");
     expect(resumed.calls).toBe(0);
     expect(await eventsOf(store)).toEqual(recorded);
+  });
+
+  it("an abandoned call's error has a stable code, and is recognised across copies of the package", () => {
+    const error = new AttemptAbandonedError("tool call refund", "refunded by phone");
+    expect([error.name, error.code, error.reason, error.message]).toEqual([
+      "AttemptAbandonedError",
+      "attempt-abandoned",
+      "refunded by phone",
+      "tool call refund was abandoned: refunded by phone",
+    ]);
+    expect(AttemptAbandonedError.isInstance(error)).toBe(true);
+    // Another copy's class is another object: its errors carry the same registered symbol.
+    const fromAnotherCopy = Object.assign(new Error("x"), {
+      [Symbol.for("agent-ledger.attempt-abandoned")]: true,
+    });
+    expect(AttemptAbandonedError.isInstance(fromAnotherCopy)).toBe(true);
+    for (const other of [new Error("tool call refund was abandoned: x"), null, "abandoned"])
+      expect(AttemptAbandonedError.isInstance(other)).toBe(false);
   });
 
   it("keeps the recorded code of an error that is no AI SDK error (a driver's, a ledger's)", () => {

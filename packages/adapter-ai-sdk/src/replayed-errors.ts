@@ -150,13 +150,27 @@ export function decodeThrown(recorded: JsonValue | undefined): unknown {
   return rebuildError(recorded.error as unknown as SerializedError, metadata);
 }
 
-/** A recorded call that a person or policy abandoned: answered with this error on replay. */
+const abandonedMarker = Symbol.for("agent-ledger.attempt-abandoned");
+
+/**
+ * A recorded call that a person or policy abandoned: answered with this error on replay (the
+ * SDK hands it to the model as the call's `tool-error`). Its `code` is stable; check with
+ * `AttemptAbandonedError.isInstance(error)`, which works across copies of this package.
+ */
 export class AttemptAbandonedError extends Error {
+  readonly [abandonedMarker] = true;
+  readonly code = "attempt-abandoned";
+  /** Why the call was abandoned, as recorded (`attempt.abandoned`'s reason). */
   readonly reason: string;
   constructor(what: string, reason: string) {
     super(`${what} was abandoned: ${reason}`);
     this.name = "AttemptAbandonedError";
     this.reason = reason;
+  }
+
+  /** True for this error, from any copy of this package. */
+  static isInstance(error: unknown): error is AttemptAbandonedError {
+    return typeof error === "object" && error !== null && abandonedMarker in error;
   }
 }
 
