@@ -84,7 +84,7 @@ export function declineToolCall(
         { event: abandonment, compact: state.compactor.begin() },
       ]);
     } catch (error) {
-      state.unsureDeclines.failed({ event, abandonment, attempt, criteria }, error);
+      state.unsureDeclines.failed({ event, abandonment, attempt }, error);
       throw error;
     }
     return declined(attempt, stored[0] as LedgerEvent, stored[1] as LedgerEvent);

@@ -2,7 +2,7 @@ import { outcomeUnknown } from "../events/errors.js";
 import type { LedgerEvent, NewEvent } from "../events/types.js";
 import type { Attempt } from "./attempt.js";
 import { answeredWith } from "./replayed-calls.js";
-import type { AdoptCriteria } from "./unsure-requests.js";
+import { type AdoptCriteria, sameCall } from "./unsure-requests.js";
 
 /** A declined call as `declineToolCall` resolves with it: requested, and answered abandoned. */
 export function declined(
@@ -20,7 +20,6 @@ export interface SentDecline {
   event: NewEvent;
   abandonment: NewEvent;
   attempt: Attempt;
-  criteria: AdoptCriteria;
 }
 
 /**
@@ -33,7 +32,7 @@ export class UnsureDeclines {
   /** Sent with an unknown outcome, not read back yet, by the request's event id. */
   readonly #sent = new Map<string, SentDecline>();
   /** Found stored, not declined again yet: each answered with its abandonment. */
-  #written: { attempt: Attempt; criteria: AdoptCriteria }[] = [];
+  #written: Attempt[] = [];
 
   /** Notes a decline whose append failed, if its outcome is unknown. */
   failed(sent: SentDecline, error: unknown): void {
@@ -50,26 +49,14 @@ export class UnsureDeclines {
     const request = stored?.find((one) => one.eventId === event.eventId);
     const abandonment = stored?.find((one) => one.eventId === sent.abandonment.eventId);
     if (request === undefined || abandonment === undefined) return;
-    this.#written.push({
-      attempt: declined(sent.attempt, request, abandonment),
-      criteria: sent.criteria,
-    });
+    this.#written.push(declined(sent.attempt, request, abandonment));
   }
 
   /** The decline found stored of the call `criteria` asks, taken; else undefined. */
   take(criteria: AdoptCriteria): Attempt | undefined {
     if (this.#written.length === 0) return undefined;
-    const index = this.#written.findIndex(
-      (written) =>
-        written.criteria.requestHash === criteria.requestHash &&
-        written.criteria.name === criteria.name &&
-        written.criteria.toolCallId === criteria.toolCallId &&
-        (criteria.stepId === undefined || written.attempt.stepId === criteria.stepId) &&
-        (criteria.causedByEventId === undefined ||
-          written.attempt.causedByEventId === criteria.causedByEventId),
-    );
+    const index = this.#written.findIndex((written) => sameCall(written, criteria));
     if (index < 0) return undefined;
-    const [written] = this.#written.splice(index, 1);
-    return written?.attempt;
+    return this.#written.splice(index, 1)[0];
   }
 }

@@ -95,7 +95,8 @@ export class UnsureRequests {
   }
 }
 
-function sameCall(orphan: Attempt, criteria: AdoptCriteria): boolean {
+/** Whether `orphan` (a stored request) is the call `criteria` asks. */
+export function sameCall(orphan: Attempt, criteria: AdoptCriteria): boolean {
   return (
     orphan.kind === criteria.kind &&
     orphan.requestHash === criteria.requestHash &&
