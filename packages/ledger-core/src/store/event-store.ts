@@ -225,6 +225,7 @@ export interface EventStore {
   readRun(request: ReadRunRequest): Promise<EventPage>;
   /** Events of a session in commit order, paged by `commitCursor`. */
   readSession(request: ReadSessionRequest): Promise<EventPage>;
+  /** The session's runs, in the order they were created (their first event's commit cursor). */
   listRuns(sessionId: string): Promise<RunSummary[]>;
   listSessions(request?: ListSessionsRequest): Promise<SessionPage>;
   runHead(request: { sessionId: string; runId: string }): Promise<RunHead>;

@@ -145,6 +145,25 @@ export const readCases: CaseFactory = (makeStore) => [
   },
   {
     group: "read",
+    name: "listRuns lists a session's runs in the order they were created, whatever their ids and later writes",
+    timeoutMs: 30_000,
+    run: withStore(makeStore, async (store) => {
+      const sessionId = freshId("session");
+      // Created in an order that is neither the ids' nor the reverse; the first written to
+      // again after the others (a database may list the row it rewrote last).
+      const created = ["r-mid", "r-zeta", "r-alpha"];
+      for (const runId of created)
+        await store.append({ sessionId, runId, expectedSeq: 0, events: [started()] });
+      await store.append({ sessionId, runId: "r-mid", expectedSeq: 1, events: [note("again")] });
+      await store.append({ sessionId, runId: "r-0", expectedSeq: 0, events: [started()] });
+      assert.deepStrictEqual(
+        (await store.listRuns(sessionId)).map((run) => run.runId),
+        [...created, "r-0"],
+      );
+    }),
+  },
+  {
+    group: "read",
     name: "listSessions pages by id with after and limit",
     timeoutMs: 30_000,
     run: withStore(makeStore, async (store) => {
