@@ -82,6 +82,14 @@ const askedRefund: ModelMessage[] = [
   },
 ];
 
+/** The refund's result as the SDK gave the model once the person denied it. */
+const REFUND_DENIED = {
+  type: "tool-result",
+  toolCallId: "call-refund",
+  toolName: "refund",
+  output: { type: "execution-denied" },
+};
+
 /**
  * `store` as a process that wrote a denial's request alone and died sees it: the append that
  * holds an `attempt.abandoned` writes the events before it, and from then on nothing is written.
@@ -194,17 +202,7 @@ describe("restoreConversation: a call a person denied at its approval request", 
       tools: refundTools(world),
     });
     expect(restored.pendingToolCalls).toEqual([]);
-    expect(restored.messages.at(-1)).toEqual({
-      role: "tool",
-      content: [
-        {
-          type: "tool-result",
-          toolCallId: "call-refund",
-          toolName: "refund",
-          output: { type: "execution-denied" },
-        },
-      ],
-    });
+    expect(restored.messages.at(-1)).toEqual({ role: "tool", content: [REFUND_DENIED] });
     expect(await toolAttempts(store, APPROVING_CHAT, "turn-2")).toMatchObject([
       {
         name: "refund",
@@ -294,14 +292,7 @@ describe("restoreConversation: a call a person denied at its approval request", 
     expect(await toolAttempts(store, APPROVING_CHAT, "turn-2")).toMatchObject([
       { toolCallId: "call-refund", status: "abandoned" },
     ]);
-    const denial = [
-      {
-        type: "tool-result",
-        toolCallId: "call-refund",
-        toolName: "refund",
-        output: { type: "execution-denied" },
-      },
-    ];
+    const denial = [REFUND_DENIED];
     const atCrash = await restoreConversation(store, turn1);
     expect(atCrash.pendingToolCalls).toEqual([]);
     expect(atCrash.messages.at(-1)?.content).toEqual(denial);
@@ -349,14 +340,7 @@ describe("restoreConversation: a call a person denied at its approval request", 
     ]);
     const restored = await restoreConversation(store, turn1);
     expect(restored.pendingToolCalls).toEqual([]);
-    expect(restored.messages.at(-1)?.content).toEqual([
-      {
-        type: "tool-result",
-        toolCallId: "call-refund",
-        toolName: "refund",
-        output: { type: "execution-denied" },
-      },
-    ]);
+    expect(restored.messages.at(-1)?.content).toEqual([REFUND_DENIED]);
   });
 
   it("a SIGKILL inside an approved call answered beside a denial: the denial is recorded before the approved call runs, and is not offered again", async ({
