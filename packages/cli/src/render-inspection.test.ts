@@ -243,6 +243,27 @@ describe("renderInspection", () => {
     expect(text).toContain("!! 1 UNRESOLVED attempt: requested, never completed");
   });
 
+  it("says a call declined before it started never ran, where an abandoned call says when", async () => {
+    const store = new MemoryEventStore();
+    const recorder = new SessionRecorder({
+      store,
+      sessionId: "declined",
+      actor: { type: "agent", id: "shop" },
+    });
+    await recorder.startRun();
+    await recorder.declineToolCall(
+      { toolCallId: "r1", name: "refund", args: { order: "42" } },
+      "denied at its approval request: not this order",
+    );
+    const charge = await recorder.beforeToolCall({ toolCallId: "c1", name: "charge", args: {} });
+    await recorder.abandon(charge, "charged by phone");
+    const text = renderInspection(await inspectSession(store, "declined"));
+    expect(text).toMatch(
+      /tool refund \[r1\] {2}abandoned {2}declined before it ran {2}"denied at its approval request: not this order"/,
+    );
+    expect(text).toMatch(/tool charge \[c1\] {2}abandoned {2}\d+ ms after it was requested/);
+  });
+
   it("says the tokens each model call, each run and the session report, where they do", async () => {
     const store = new MemoryEventStore();
     const recorder = new SessionRecorder({

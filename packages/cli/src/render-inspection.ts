@@ -122,9 +122,11 @@ function errorCodesText(outcome: unknown): string | undefined {
 /**
  * An ended call's duration: its runtime, but for an abandoned call the time from its request to
  * the abandonment, which a person or a resume decided, maybe hours after a crash: "abandoned
- * 12.2 s" read as a call that ran 12.2 s. The viewer's tree says it so too (run-tree.js).
+ * 12.2 s" read as a call that ran 12.2 s; a call declined before it started (`declined`) did not
+ * run at all. The viewer's tree says it so too (run-tree.js).
  */
 function durationText(attempt: AttemptView): string {
+  if (attempt.declined) return "declined before it ran";
   const duration = formatDuration(attempt.durationMs);
   return attempt.status === "abandoned" ? `${duration} after it was requested` : duration;
 }

@@ -365,6 +365,22 @@ describe.skipIf(!haveChromium)("the viewer on what a person decides", () => {
     await page.close();
   });
 
+  it("says a call declined before it started never ran, as inspect does", async () => {
+    const main = await mainRun("declined-call");
+    await main.declineToolCall(
+      { toolCallId: "r1", name: "refund", args: { order: "42" } },
+      "denied at its approval request: not this order",
+    );
+    const printed = renderInspection(await inspectSession(store, "declined-call"));
+    expect(printed).toContain("abandoned  declined before it ran");
+    const page = await open("declined-call");
+    const row = page.locator('[data-testid="attempt-row"]', { hasText: "tool refund" });
+    expect(await row.locator(".badge").textContent()).toBe("abandoned");
+    expect(await row.textContent()).toContain("abandoned declined before it ran");
+    expect(await row.textContent()).not.toContain("after it was requested");
+    await page.close();
+  });
+
   it("an agent call that is a decision itself comes first, as inspect says: the call inside it waits on it", async () => {
     const { outer } = await recordNestedInFlight(store, "outer-first");
     const page = await open("outer-first");

@@ -296,8 +296,10 @@ function moreRow(depth, text, action, testId, open) {
 }
 
 // An ended call's duration, as inspect says it (render-inspection.ts): an abandoned call's is the
-// time from its request to the abandonment a person or a resume decided, not a runtime.
+// time from its request to the abandonment a person or a resume decided, not a runtime; a call
+// declined before it started did not run.
 function durationText(attempt) {
+  if (attempt.declined) return "declined before it ran";
   const text = duration(attempt.durationMs);
   return text && attempt.status === "abandoned" ? `${text} after it was requested` : text;
 }

@@ -39,6 +39,11 @@ export interface AttemptView {
    * and saved (an adapter's `REFUSAL_SAVED_TYPE` event): no resume makes it again, even approved.
    */
   refusalSaved?: true;
+  /**
+   * Set on a call declined before it started (`declineToolCall`: its abandonment says so): it
+   * never ran, where another abandoned call may have had its effect before a crash.
+   */
+  declined?: true;
   requestedAt: string;
   resolvedAt?: string;
   durationMs?: number;

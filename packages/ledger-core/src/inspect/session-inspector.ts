@@ -189,6 +189,7 @@ export class SessionInspector {
         const payload = (event.payload ?? {}) as JsonObject;
         attempt.outcome =
           payload.response ?? payload.result ?? payload.error ?? payload.reason ?? event.payload;
+        if (status === "abandoned" && payload.declined === true) attempt.declined = true;
         if (
           (event.type === "model.completed" || event.type === "model.failed") &&
           !this.#copies.isCopy(event.attemptId, event.runId)

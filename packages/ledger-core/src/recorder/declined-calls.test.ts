@@ -66,6 +66,7 @@ describe.each(stores)("declineToolCall (%s)", (_name, open) => {
       payload: {
         reason: "denied at its approval request: not this order",
         toolCallId: "call-refund",
+        declined: true,
       },
     });
     expect(declined).toMatchObject({
@@ -83,7 +84,12 @@ describe.each(stores)("declineToolCall (%s)", (_name, open) => {
     });
     const inspection = await inspectSession(store, address.sessionId);
     expect(inspection.unresolved).toEqual([]);
-    expect(inspection.runs[0]?.steps[0]?.attempts[0]?.status).toBe("abandoned");
+    // Inspection tells it from a call abandoned after it may have run.
+    expect(inspection.runs[0]?.steps[0]?.attempts[0]).toMatchObject({
+      status: "abandoned",
+      declined: true,
+      outcome: "denied at its approval request: not this order",
+    });
     // Nothing is left in flight: the run completes.
     await recorder.completeRun("done");
   });
@@ -106,7 +112,10 @@ describe.each(stores)("declineToolCall (%s)", (_name, open) => {
     expect(declined.attemptId).toBe(requested.attemptId);
     expect(declined.replayed).toMatchObject({ status: "abandoned", reason: "denied" });
     expect(await types(store)).toEqual(["run.started", "tool.requested", "attempt.abandoned"]);
-    expect((await inspectSession(store, address.sessionId)).unresolved).toEqual([]);
+    // It may have begun (its request stood alone): abandoned, not said to be declined unrun.
+    const inspection = await inspectSession(store, address.sessionId);
+    expect(inspection.unresolved).toEqual([]);
+    expect(inspection.runs[0]?.steps[0]?.attempts[0]?.declined).toBeUndefined();
     await resumed.completeRun("done");
   });
 

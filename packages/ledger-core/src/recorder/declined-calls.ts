@@ -1,6 +1,7 @@
 import { assertOptions } from "../events/argument-checks.js";
 import { InvalidArgumentError } from "../events/errors.js";
 import { uuidv7 } from "../events/ids.js";
+import type { JsonObject } from "../events/json.js";
 import type { LedgerEvent } from "../events/types.js";
 import { attemptFromRecorded } from "../replay/replay-cursor.js";
 import type { Attempt } from "./attempt.js";
@@ -76,6 +77,9 @@ export function declineToolCall(
     event.eventId = uuidv7();
     attempt.requestedEventId = event.eventId;
     const abandonment = decision(state, "attempt.abandoned", attempt, reason, "declining", options);
+    // Said in the event: this call never started (inspection tells it from one abandoned after
+    // it may have run, as a crash leaves it).
+    (abandonment.payload as JsonObject).declined = true;
     abandonment.eventId = uuidv7();
     let stored: LedgerEvent[];
     try {
