@@ -12,14 +12,14 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} m`;
 }
 
-/** "1 byte", "1023 bytes", "1.5 KiB (1536 bytes)", up to GiB: the exact count stays. */
 /** "1 run", "2 runs": a count and its noun, singular for one. */
 export function counted(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
+/** "1 byte", "1023 bytes", "1.5 KiB (1536 bytes)", up to GiB: the exact count stays. */
 export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+  if (bytes < 1024) return counted(bytes, "byte");
   const [size, unit] =
     bytes < 1024 ** 2
       ? [bytes / 1024, "KiB"]

@@ -85,14 +85,14 @@ function createdFunctions(migrations: Migration[]): string[] {
 
 /**
  * Refuses a schema that holds a function, of any arguments, of a name one of the `pending`
- * migrations gives one of theirs and no applied one gave (another application's own): the migration's CREATE FUNCTION
- * would fail on one of the same arguments ("already exists", told as an outage to wait out)
- * and add an overload beside one of others, leaving the schema with two functions of the name
- * and the other application's calls of it to resolve between them. Run under the migration
- * lock, after the ledger's version was read again: no migration of ours made such a function
- * yet, so whatever holds the name is not ours. A name an applied migration gave is ours, and a
- * pending one may replace that function (0007 replaces 0005's). `path` names the option that
- * chose the schema.
+ * migrations gives one of theirs and no applied one gave (another application's own): the
+ * migration's CREATE FUNCTION would fail on one of the same arguments ("already exists", told
+ * as an outage to wait out) and add an overload beside one of others, leaving the schema with
+ * two functions of the name and the other application's calls of it to resolve between them.
+ * Run under the migration lock, after the ledger's version was read again: no migration of ours
+ * made such a function yet, so whatever holds the name is not ours. A name an applied migration
+ * gave is ours, and a pending one may replace that function (0007 replaces 0005's). `path`
+ * names the option that chose the schema.
  */
 export async function assertNoForeignFunctions(
   client: pg.PoolClient,
