@@ -48,6 +48,36 @@ export async function blobRowHarness(target: RacerTarget): Promise<BlobRowHarnes
   return target.kind === "postgres" ? postgresHarness(target) : mysqlHarness(target);
 }
 
+/** A connection of either driver, as `holdRow` uses it. */
+interface Blocker {
+  query(sql: string, values?: unknown[]): Promise<unknown>;
+  end(): Promise<void>;
+}
+
+/** The statement that holds blob `$ref`'s row of `table` (`param` its placeholder), as `how`. */
+function rowStatement(table: string, param: string, how: Hold): string {
+  return how === "lock"
+    ? `SELECT 1 FROM ${table} WHERE blob_ref = ${param} FOR UPDATE`
+    : `DELETE FROM ${table} WHERE blob_ref = ${param}`;
+}
+
+/** Begins a transaction on `blocker` (`begin`) that holds `ref`'s row until `release`. */
+async function holdRow(
+  blocker: Blocker,
+  begin: string[],
+  statement: string,
+  ref: string,
+): Promise<{ release(): Promise<void> }> {
+  for (const text of begin) await blocker.query(text);
+  await blocker.query(statement, [ref]);
+  return {
+    async release() {
+      await blocker.query("COMMIT");
+      await blocker.end();
+    },
+  };
+}
+
 async function postgresHarness(target: RacerTarget): Promise<BlobRowHarness> {
   const schema = target.schema as string;
   const pools = [1, 2].map(() => new pg.Pool({ connectionString: target.location, max: 2 }));
@@ -71,19 +101,7 @@ async function postgresHarness(target: RacerTarget): Promise<BlobRowHarness> {
     async hold(ref, how = "lock") {
       const blocker = new pg.Client({ connectionString: target.location });
       await blocker.connect();
-      await blocker.query("BEGIN");
-      await blocker.query(
-        how === "lock"
-          ? `SELECT 1 FROM "${schema}".blobs WHERE blob_ref = $1 FOR UPDATE`
-          : `DELETE FROM "${schema}".blobs WHERE blob_ref = $1`,
-        [ref],
-      );
-      return {
-        async release() {
-          await blocker.query("COMMIT");
-          await blocker.end();
-        },
-      };
+      return holdRow(blocker, ["BEGIN"], rowStatement(`"${schema}".blobs`, "$1", how), ref);
     },
     waiting: async () => (await waitingStatements()).length,
     waitingStatements,
@@ -130,20 +148,8 @@ async function mysqlHarness(target: RacerTarget): Promise<BlobRowHarness> {
     deadlocks: { count: () => deadlocks.count() + collectorDeadlocks.count() },
     async hold(ref, how = "lock") {
       const blocker = await mysql.createConnection({ uri: target.location });
-      await blocker.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-      await blocker.query("BEGIN");
-      await blocker.query(
-        how === "lock"
-          ? "SELECT 1 FROM blobs WHERE blob_ref = ? FOR UPDATE"
-          : "DELETE FROM blobs WHERE blob_ref = ?",
-        [ref],
-      );
-      return {
-        async release() {
-          await blocker.query("COMMIT");
-          await blocker.end();
-        },
-      };
+      const begin = ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "BEGIN"];
+      return holdRow(blocker, begin, rowStatement("blobs", "?", how), ref);
     },
     waiting: async () => (await waitingStatements()).length,
     waitingStatements,
