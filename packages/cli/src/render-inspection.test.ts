@@ -9,6 +9,14 @@ import { describe, expect, it } from "vitest";
 import { renderInspection } from "./render-inspection.js";
 import { recordDemoSession } from "./session-fixture.test.data.js";
 
+/** A memory store and the started run of session `sessionId`, recorded as agent `agentId`. */
+async function startedRun(sessionId: string, agentId: string) {
+  const store = new MemoryEventStore();
+  const recorder = new SessionRecorder({ store, sessionId, actor: { type: "agent", id: agentId } });
+  await recorder.startRun();
+  return { store, recorder };
+}
+
 describe("renderInspection", () => {
   it("places each child run under its cause looking at every child once, not once per attempt", () => {
     // Every attempt scanned every child run: quadratic in a run of 20,000 tool calls that each
@@ -212,13 +220,7 @@ describe("renderInspection", () => {
   });
 
   it("has no unresolved section when everything finished", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "done",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun("done", "a");
     await recorder.completeRun("ok");
     const text = renderInspection(await inspectSession(store, "done"));
     expect(text).toMatch(
@@ -227,13 +229,7 @@ describe("renderInspection", () => {
   });
 
   it("counts one event, one run and one unresolved attempt in the singular", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "one",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun("one", "a");
     expect(renderInspection(await inspectSession(store, "one"))).toMatch(
       /^session one {2}1 event {2}1 run {2}0 unresolved\n/,
     );
@@ -244,13 +240,7 @@ describe("renderInspection", () => {
   });
 
   it("says a call declined before it started never ran, where an abandoned call says when", async () => {
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "declined",
-      actor: { type: "agent", id: "shop" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun("declined", "shop");
     await recorder.declineToolCall(
       { toolCallId: "r1", name: "refund", args: { order: "42" } },
       "denied at its approval request: not this order",
@@ -307,13 +297,7 @@ describe("renderInspection", () => {
 
   it("shows the code and HTTP status a failed call's error carried, a number as well as a text", async () => {
     // A provider's statusCode: 429 and a numeric code were dropped from the recorded error.
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "codes",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun("codes", "a");
     const model = await recorder.beforeModelCall({ request: { model: "gpt", messages: [] } });
     const limited = Object.assign(new Error("Too Many Requests"), { statusCode: 429 });
     await recorder.modelFailed(model, limited);
@@ -337,13 +321,7 @@ describe("renderInspection", () => {
   it("says a tool that paused at LangGraph's interrupt() is paused, with its question, not failed with the raw interrupts", async () => {
     // The LangChain adapter records the GraphInterrupt the tool threw as tool.failed (replay
     // reads that); its message is the interrupts as JSON, as LangGraph builds it.
-    const store = new MemoryEventStore();
-    const recorder = new SessionRecorder({
-      store,
-      sessionId: "asks",
-      actor: { type: "agent", id: "a" },
-    });
-    await recorder.startRun();
+    const { store, recorder } = await startedRun("asks", "a");
     const interrupts = [{ value: { question: "append A to the file?" }, id: "4f2c9e" }];
     const interrupt = Object.assign(new Error(JSON.stringify(interrupts, null, 2)), {
       name: "GraphInterrupt",
